@@ -1,0 +1,46 @@
+# rankbench: `make help` lists the targets.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# Data root: RANKBENCH_DATA if set, else ../shared/data when it exists (the team's machines).
+RANKBENCH_DATA ?= $(shell [ -d ../shared/data ] && cd ../shared/data && pwd)
+export RANKBENCH_DATA
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install rankbench with its dev extra
+
+test: $(STAMP) ## Install, then run the test suite (exit 5 "no tests" counts as failure)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP) ## ruff over src and tests
+	$(VENV)/bin/ruff check src tests
+
+bench: $(STAMP) ## Benchmarks: solver timings per fold and scaling curves (writes results/bench/)
+	$(PY) -m rankbench.bench
+
+reproduce: $(STAMP) ## Run every paper experiment (resuming stored runs), then regenerate results/
+	$(PY) -m rankbench.reproduce
+
+reproduce-quick: $(STAMP) ## Reduced reproduce on small data (minutes), into results/_quick
+	$(PY) -m rankbench.reproduce --quick
+
+report: $(STAMP) ## Re-render tables and figures from stored records only (no training)
+	$(PY) -m rankbench.reproduce --report-only
+
+clean: ## Remove build artefacts (keeps .venv and results)
+	rm -rf build dist src/*.egg-info .pytest_cache .ruff_cache
+
+.PHONY: help install test lint bench reproduce reproduce-quick report clean

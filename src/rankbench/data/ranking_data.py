@@ -1,0 +1,195 @@
+"""RankingData: one ranking data set (documents grouped by query) and its validation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+ArrayOrCSR = np.ndarray | sp.csr_matrix
+
+
+@dataclass(frozen=True, eq=False)
+class RankingData:
+    """Documents with integer relevance labels, grouped by query.
+
+    Documents of one query are contiguous: query ``k`` owns rows
+    ``query_ptr[k]:query_ptr[k+1]``.  ``X`` is a float64 dense array or a scipy CSR
+    matrix; ``y`` is int64; ``qid`` holds one query id per document (int64).
+    ``synthetic`` is True for generated data so reports can label stand-ins.
+    """
+
+    X: ArrayOrCSR
+    y: np.ndarray
+    qid: np.ndarray
+    query_ptr: np.ndarray
+    name: str = ""
+    source: str | None = None
+    synthetic: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.y.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.query_ptr.shape[0] - 1)
+
+    @property
+    def is_sparse(self) -> bool:
+        return sp.issparse(self.X)
+
+    def query_ids(self) -> np.ndarray:
+        """The id of each query, in storage order."""
+        return self.qid[self.query_ptr[:-1]]
+
+    def subset_queries(self, query_index: np.ndarray) -> RankingData:
+        """A new RankingData holding the queries at positions ``query_index`` (in that order)."""
+        query_index = np.asarray(query_index, dtype=np.int64)
+        starts = self.query_ptr[query_index]
+        ends = self.query_ptr[query_index + 1]
+        sizes = ends - starts
+        rows = (
+            np.concatenate([np.arange(s, e) for s, e in zip(starts, ends, strict=True)])
+            if len(query_index)
+            else np.zeros(0, dtype=np.int64)
+        )
+        ptr = np.zeros(len(query_index) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=ptr[1:])
+        return RankingData(
+            X=self.X[rows],
+            y=self.y[rows],
+            qid=self.qid[rows],
+            query_ptr=ptr,
+            name=self.name,
+            source=self.source,
+            synthetic=self.synthetic,
+            meta=dict(self.meta),
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """Counts a report or a test checks: queries, documents, features, label histogram."""
+        levels, counts = np.unique(self.y, return_counts=True)
+        return {
+            "name": self.name,
+            "n_queries": self.n_queries,
+            "n_docs": self.n_docs,
+            "n_features": self.n_features,
+            "labels": {int(k): int(v) for k, v in zip(levels, counts, strict=True)},
+            "sparse": self.is_sparse,
+            "synthetic": self.synthetic,
+        }
+
+    @classmethod
+    def from_arrays(
+        cls,
+        X: Any,
+        y: Any,
+        qid: Any = None,
+        *,
+        name: str = "",
+        source: str | None = None,
+        synthetic: bool = False,
+        meta: dict[str, Any] | None = None,
+        copy: bool = False,
+    ) -> RankingData:
+        """Validate user arrays and group documents by query (stable).
+
+        ``qid=None`` means one query holding every document (the AUC setting).
+        Interleaved queries are grouped stably by first appearance; the permutation
+        applied is kept in ``meta["order"]`` (None when the input was already grouped).
+        Raises ValueError with the problem named: shape mismatch, NaN/inf in X,
+        non-integer or non-finite labels, empty input.
+        """
+        X = _as_matrix(X, copy=copy)
+        y = np.asarray(y)
+        n = X.shape[0]
+        if n == 0:
+            raise ValueError("empty input: X has no rows")
+        if y.ndim != 1 or y.shape[0] != n:
+            raise ValueError(f"y must be 1-D with one label per row of X ({n}), got shape {y.shape}")
+        if y.dtype.kind == "f":
+            if not np.all(np.isfinite(y)):
+                raise ValueError(f"y contains NaN or inf (first at row {_first_bad(y)})")
+            if not np.all(y == np.round(y)):
+                bad = int(np.flatnonzero(y != np.round(y))[0])
+                raise ValueError(f"labels must be integers (relevance levels); row {bad} has {y[bad]!r}")
+        elif y.dtype.kind not in "iub":
+            raise ValueError(f"labels must be integers, got dtype {y.dtype}")
+        y = y.astype(np.int64)
+        if qid is None:
+            qid = np.zeros(n, dtype=np.int64)
+        else:
+            qid = np.asarray(qid)
+            if qid.ndim != 1 or qid.shape[0] != n:
+                raise ValueError(f"qid must be 1-D with one id per row of X ({n}), got shape {qid.shape}")
+        _check_finite_X(X)
+        order, ptr = group_by_query(qid)
+        meta = dict(meta or {})
+        if order is not None:
+            X = X[order]
+            y = y[order]
+            qid = qid[order]
+            meta["order"] = order
+        else:
+            meta.setdefault("order", None)
+        return cls(X=X, y=y, qid=qid, query_ptr=ptr, name=name, source=source,
+                   synthetic=synthetic, meta=meta)
+
+
+def group_by_query(qid: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """Query boundaries of ``qid``; O(n) when already contiguous, else a stable O(n log n) grouping.
+
+    Returns ``(order, query_ptr)`` where ``order`` is None if documents are already
+    contiguous by query, else the stable permutation grouping them by first appearance.
+    """
+    n = qid.shape[0]
+    if n == 0:
+        return None, np.zeros(1, dtype=np.int64)
+    change = np.flatnonzero(qid[1:] != qid[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    if np.unique(qid[starts]).shape[0] == starts.shape[0]:
+        ptr = np.concatenate((starts, [n])).astype(np.int64)
+        return None, ptr
+    _, first, inverse = np.unique(qid, return_index=True, return_inverse=True)
+    rank_of_first = np.argsort(np.argsort(first, kind="stable"), kind="stable")
+    key = rank_of_first[inverse.ravel()]
+    order = np.argsort(key, kind="stable").astype(np.int64)
+    sorted_key = key[order]
+    change = np.flatnonzero(sorted_key[1:] != sorted_key[:-1]) + 1
+    ptr = np.concatenate(([0], change, [n])).astype(np.int64)
+    return order, ptr
+
+
+def _as_matrix(X: Any, copy: bool) -> ArrayOrCSR:
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64, copy=copy)
+        X.sum_duplicates()
+        X.sort_indices()
+        return X
+    X = np.array(X, dtype=np.float64, copy=copy or None, order="C")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (documents x features), got {X.ndim}-D")
+    return X
+
+
+def _check_finite_X(X: ArrayOrCSR) -> None:
+    data = X.data if sp.issparse(X) else X
+    if not np.all(np.isfinite(data)):
+        if sp.issparse(X):
+            bad = int(np.flatnonzero(~np.isfinite(X.data))[0])
+            row = int(np.searchsorted(X.indptr, bad, side="right") - 1)
+        else:
+            row = int(np.flatnonzero(~np.all(np.isfinite(X), axis=1))[0])
+        raise ValueError(f"X contains NaN or inf (first at row {row})")
+
+
+def _first_bad(a: np.ndarray) -> int:
+    return int(np.flatnonzero(~np.isfinite(a))[0])

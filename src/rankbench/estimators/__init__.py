@@ -1,0 +1,1 @@
+"""scikit-learn style rankers: fit(X, y, qid=...), decision_function(X)."""

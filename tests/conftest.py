@@ -1,0 +1,33 @@
+"""Shared fixtures: the benchmark data root (skip real-data tests with a reason when absent)."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+
+def _data_root() -> Path | None:
+    env = os.environ.get("RANKBENCH_DATA")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+    return here.resolve() if here.is_dir() else None
+
+
+DATA_ROOT = _data_root()
+
+
+@pytest.fixture(scope="session")
+def data_root() -> Path:
+    """The benchmark data root; skips the test when it is not present."""
+    if DATA_ROOT is None or not DATA_ROOT.is_dir():
+        pytest.skip("real benchmark data not present: set RANKBENCH_DATA to a LETOR data root")
+    return DATA_ROOT
+
+
+def require_dataset(root: Path, sub: str) -> Path:
+    """Skip unless ``root/sub`` exists (e.g. 'OHSUMED/QueryLevelNorm')."""
+    p = root / sub
+    if not p.exists():
+        pytest.skip(f"{sub} not present under {root}")
+    return p
