@@ -16,6 +16,7 @@ _SOLVER_MODULES = (
     "rankbench.estimators.ranksvm",
     "rankbench.estimators.spd",
     "rankbench.estimators.lambdamart",
+    "rankbench.estimators.auc_svm",
 )
 
 
