@@ -1,5 +1,22 @@
 """Data layer: readers, dataset registry, cache, synthetic generators, RankingData."""
 
+from rankbench.data.letor import read_letor
 from rankbench.data.ranking_data import RankingData, group_by_query
+from rankbench.data.registry import (
+    DatasetNotFound,
+    dataset_available,
+    dataset_info,
+    list_datasets,
+    load_fold,
+)
 
-__all__ = ["RankingData", "group_by_query"]
+__all__ = [
+    "DatasetNotFound",
+    "RankingData",
+    "dataset_available",
+    "dataset_info",
+    "group_by_query",
+    "list_datasets",
+    "load_fold",
+    "read_letor",
+]

@@ -1,0 +1,540 @@
+"""Reader for LETOR / SVMlight-with-qid files: ``label qid:Q i:v ... # comment``.
+
+The file is decompressed into one byte buffer and tokenized by a numba kernel in a
+single pass (label, qid, ``index:value`` pairs, comments skipped, ``NULL`` flagged).
+The kernel only *detects* a malformed line; the message (file, line, problem) is
+built in Python by re-reading that one line, so the kernel stays small and the
+error text stays precise.
+
+Numbers are parsed exactly: a decimal with at most 19 significant digits whose value
+is ``m * 10**e`` with ``m <= 2**53`` and ``|e| <= 22`` is converted with one correctly
+rounded IEEE operation (Clinger's fast path), which equals ``float(text)``.  Any other
+number (very long mantissa, large exponent) is handed back to Python's ``float``.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+from rankbench.data.ranking_data import RankingData
+
+NULL_POLICIES = ("error", "zero", "query_min")
+
+# A file is stored as CSR when it is wide or mostly empty; dense otherwise.
+SPARSE_MIN_WIDTH = 10_000
+SPARSE_MAX_DENSITY = 0.25
+DENSE_MAX_BYTES = 1 << 30
+
+# Kernel status codes (0 = ok); the Python side turns them into messages.
+_ERR_LABEL = 1
+_ERR_QID = 2
+_ERR_TOKEN = 3
+_ERR_INDEX = 4
+_ERR_VALUE = 5
+
+_POW10 = np.array([10.0**k for k in range(23)], dtype=np.float64)
+_MAX_EXACT = 1 << 53
+
+
+def decompress_file(path: str | Path) -> bytes:
+    """The bytes of ``path``, transparently decompressing gzip, bzip2 or xz (detected by magic bytes)."""
+    raw = Path(path).read_bytes()
+    return decompress_bytes(raw, path)
+
+
+def decompress_bytes(raw: bytes, path: str | Path = "<bytes>") -> bytes:
+    """Decompress ``raw`` when it starts with a gzip, bzip2 or xz header; return it unchanged otherwise."""
+    try:
+        if raw[:2] == b"\x1f\x8b":
+            return gzip.decompress(raw)
+        if raw[:3] == b"BZh":
+            return bz2.decompress(raw)
+        if raw[:6] == b"\xfd7zXZ\x00":
+            return lzma.decompress(raw)
+    except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+        raise ValueError(f"{path}: cannot decompress ({exc})") from exc
+    return raw
+
+
+@numba.njit(cache=True)
+def _scan_number(buf, a, b):
+    """Parse buf[a:b] as a decimal; returns (status, mantissa, exp10, negative).
+
+    status 0: ok; 1: not a number; 2: a number with more than 19 significant digits.
+    """
+    neg = False
+    i = a
+    if i < b and (buf[i] == 45 or buf[i] == 43):  # '-' '+'
+        neg = buf[i] == 45
+        i += 1
+    m = np.uint64(0)
+    e = 0
+    nd = 0  # significant digits in m
+    seen = False
+    too_long = False
+    while i < b and 48 <= buf[i] <= 57:
+        seen = True
+        d = buf[i] - 48
+        if nd < 19:
+            if m != 0 or d != 0:
+                m = m * np.uint64(10) + np.uint64(d)
+                nd += 1
+        else:
+            too_long = True
+        if too_long:
+            e += 1
+        i += 1
+    if i < b and buf[i] == 46:  # '.'
+        i += 1
+        while i < b and 48 <= buf[i] <= 57:
+            seen = True
+            d = buf[i] - 48
+            if nd < 19:
+                if m != 0 or d != 0:
+                    m = m * np.uint64(10) + np.uint64(d)
+                    nd += 1
+                e -= 1
+            elif d != 0:
+                too_long = True
+            i += 1
+    if not seen:
+        return 1, m, 0, neg
+    if i < b and (buf[i] == 101 or buf[i] == 69):  # 'e' 'E'
+        i += 1
+        eneg = False
+        if i < b and (buf[i] == 45 or buf[i] == 43):
+            eneg = buf[i] == 45
+            i += 1
+        if i >= b:
+            return 1, m, 0, neg
+        x = 0
+        while i < b and 48 <= buf[i] <= 57:
+            if x < 100000:
+                x = x * 10 + (buf[i] - 48)
+            i += 1
+        e += -x if eneg else x
+    if i != b:
+        return 1, m, 0, neg
+    if too_long:
+        return 2, m, e, neg
+    return 0, m, e, neg
+
+
+@numba.njit(cache=True)
+def _exact_float(m, e, neg, pow10):
+    """(ok, value): m * 10**e when one correctly rounded operation gives it exactly."""
+    if m == 0:
+        return True, -0.0 if neg else 0.0
+    if m > np.uint64(9007199254740992) or e > 22 or e < -22:
+        return False, 0.0
+    v = float(m)
+    v = v * pow10[e] if e >= 0 else v / pow10[-e]
+    return True, -v if neg else v
+
+
+@numba.njit(cache=True)
+def _is_ws(c):
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+
+
+@numba.njit(cache=True)
+def tokenize_letor(buf, pow10):
+    """Tokenize a LETOR/SVMlight byte buffer in one O(len(buf)) pass.
+
+    Returns (status, bad_line, n_rows, n_tokens, labels, qids, lines, row_ptr, idx, val,
+    null, slow, unsorted), arrays over-allocated (valid up to n_rows / n_tokens): per document its label, qid and 1-based line number; per feature token
+    its 1-based index, value (NaN for NULL), a NULL flag; ``slow`` lists
+    (token, start, end) of numbers Python must convert; ``unsorted`` says whether
+    some line has non-increasing indices.
+    """
+    n = buf.shape[0]
+    max_rows = 1
+    max_tok = 0
+    for k in range(n):
+        if buf[k] == 10:
+            max_rows += 1
+        elif buf[k] == 58:
+            max_tok += 1
+    labels = np.empty(max_rows, dtype=np.int64)
+    qids = np.empty(max_rows, dtype=np.int64)
+    lines = np.empty(max_rows, dtype=np.int64)
+    row_ptr = np.zeros(max_rows + 1, dtype=np.int64)
+    idx = np.empty(max_tok, dtype=np.int64)
+    val = np.empty(max_tok, dtype=np.float64)
+    null = np.zeros(max_tok, dtype=np.bool_)
+    slow = [(np.int64(0), np.int64(0), np.int64(0))]
+    slow.pop()
+    unsorted = False
+    row = 0
+    t = 0
+    line = 0
+    pos = 0
+    while pos < n:
+        line += 1
+        end = pos
+        while end < n and buf[end] != 10:
+            end += 1
+        cend = pos
+        while cend < end and buf[cend] != 35:  # '#'
+            cend += 1
+        i = pos
+        pos = end + 1
+        while i < cend and _is_ws(buf[i]):
+            i += 1
+        if i >= cend:
+            continue  # blank or comment-only line
+        # label
+        a = i
+        while i < cend and not _is_ws(buf[i]):
+            i += 1
+        st, m, e, neg = _scan_number(buf, a, i)
+        if st != 0:
+            return _ERR_LABEL, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+        if e >= 0:
+            if e > 18 or (m != 0 and m > np.uint64(9223372036854775807) // np.uint64(10**e)):
+                return _ERR_LABEL, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+            lab = np.int64(m * np.uint64(10**e))
+        else:
+            if -e > 19:
+                if m != 0:
+                    return _ERR_LABEL, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+                lab = np.int64(0)
+            else:
+                p = np.uint64(10) ** np.uint64(-e)
+                if m % p != 0:
+                    return _ERR_LABEL, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+                lab = np.int64(m // p)
+        labels[row] = -lab if neg else lab
+        # qid
+        while i < cend and _is_ws(buf[i]):
+            i += 1
+        if not (i + 4 <= cend and buf[i] == 113 and buf[i + 1] == 105 and buf[i + 2] == 100
+                and buf[i + 3] == 58):  # 'qid:'
+            return _ERR_QID, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+        i += 4
+        a = i
+        while i < cend and not _is_ws(buf[i]):
+            i += 1
+        qneg = False
+        j = a
+        if j < i and (buf[j] == 45 or buf[j] == 43):
+            qneg = buf[j] == 45
+            j += 1
+        if j >= i or i - j > 18:
+            return _ERR_QID, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+        q = np.int64(0)
+        while j < i:
+            c = buf[j]
+            if c < 48 or c > 57:
+                return _ERR_QID, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+            q = q * 10 + (c - 48)
+            j += 1
+        qids[row] = -q if qneg else q
+        lines[row] = line
+        # features
+        prev = np.int64(0)
+        while True:
+            while i < cend and _is_ws(buf[i]):
+                i += 1
+            if i >= cend:
+                break
+            a = i
+            colon = -1
+            while i < cend and not _is_ws(buf[i]):
+                if buf[i] == 58 and colon < 0:
+                    colon = i
+                i += 1
+            if colon <= a or colon == i - 1:
+                return _ERR_TOKEN, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+            if colon - a > 10:
+                return _ERR_INDEX, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+            k = np.int64(0)
+            for j in range(a, colon):
+                c = buf[j]
+                if c < 48 or c > 57:
+                    return _ERR_INDEX, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+                k = k * 10 + (c - 48)
+            if k <= 0 or k > 2147483647:
+                return _ERR_INDEX, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+            if k <= prev:
+                unsorted = True
+            prev = k
+            idx[t] = k
+            vb = colon + 1
+            if (i - vb == 4 and (buf[vb] | 32) == 110 and (buf[vb + 1] | 32) == 117
+                    and (buf[vb + 2] | 32) == 108 and (buf[vb + 3] | 32) == 108):  # NULL
+                null[t] = True
+                val[t] = np.nan
+            else:
+                st, m, e, neg = _scan_number(buf, vb, i)
+                if st == 1:
+                    return _ERR_VALUE, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+                ok = False
+                v = 0.0
+                if st == 0:
+                    ok, v = _exact_float(m, e, neg, pow10)
+                if ok:
+                    val[t] = v
+                else:
+                    val[t] = 0.0
+                    slow.append((np.int64(t), np.int64(vb), np.int64(i)))
+            t += 1
+        row += 1
+        row_ptr[row] = t
+    return 0, 0, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+
+
+def _line_text(data: bytes, line_no: int) -> str:
+    start = 0
+    for _ in range(line_no - 1):
+        start = data.index(b"\n", start) + 1
+    end = data.find(b"\n", start)
+    text = data[start:] if end < 0 else data[start:end]
+    return text.decode("utf-8", errors="replace").rstrip("\r")
+
+
+def _explain_line(text: str) -> str:
+    """What is wrong with one data line (mirrors the kernel's rules, in plain Python)."""
+    body = text.split("#", 1)[0].split()
+    lab = body[0]
+    if lab.startswith("qid:"):
+        return f"line starts with {lab!r}: a document line needs a relevance label before the qid (a query with no documents?)"
+    try:
+        lv = float(lab)
+    except ValueError:
+        return f"label {lab!r} is not a number"
+    if not np.isfinite(lv) or not lv.is_integer():
+        return f"label {lab!r} is not an integer"
+    if len(body) < 2 or not body[1].startswith("qid:"):
+        return "missing 'qid:' after the label"
+    q = body[1][4:]
+    if not q.lstrip("+-").isdigit():
+        return f"qid {q!r} is not an integer"
+    if len(q.lstrip("+-")) > 18:
+        return f"qid {q!r} is too large"
+    for tok in body[2:]:
+        k, sep, v = tok.partition(":")
+        if not sep or not k or not v:
+            return f"token {tok!r} is not of the form index:value"
+        if not k.lstrip("+-").isdigit():
+            return f"feature index {k!r} in {tok!r} is not an integer"
+        if int(k) <= 0:
+            return f"feature index {int(k)} in {tok!r}: indices start at 1"
+        if int(k) > 2147483647 or len(k) > 10:
+            return f"feature index {k!r} is too large"
+        if not k.isdigit():
+            return f"feature index {k!r} in {tok!r} is not a plain integer"
+        if v.upper() == "NULL":
+            continue
+        try:
+            fv = float(v)
+        except ValueError:
+            return f"value {v!r} of feature {k} is not a number"
+        if not np.isfinite(fv):
+            return f"value {v!r} of feature {k} is NaN or infinite"
+        if not _plain_decimal(v):
+            return f"value {v!r} of feature {k} is not a plain decimal number"
+    return "malformed line"
+
+
+def _plain_decimal(v: str) -> bool:
+    s = v.lstrip("+-") if v[:1] in "+-" else v
+    mant, _, exp = s.replace("E", "e").partition("e")
+    whole, _, frac = mant.partition(".")
+    if not (whole + frac) or not (whole + frac).isdigit() and (whole or frac):
+        return False
+    return not exp or exp.lstrip("+-").isdigit()
+
+
+def parse_letor_bytes(
+    data: bytes,
+    path: str | Path = "<bytes>",
+    *,
+    null_policy: str = "error",
+    sparse: bool | None = None,
+    n_features: int | None = None,
+) -> tuple[Any, np.ndarray, np.ndarray, dict[str, Any]]:
+    """Parse decompressed LETOR bytes into (X, y, qid, info) in file order. O(len(data)).
+
+    ``info`` holds ``n_null`` (NULL values replaced), ``null_all_missing`` (NULLs whose
+    query had no non-NULL value of that feature, filled with 0) and ``lines``.
+    """
+    if null_policy not in NULL_POLICIES:
+        raise ValueError(f"null_policy must be one of {NULL_POLICIES}, got {null_policy!r}")
+    if n_features is not None and (int(n_features) != n_features or n_features < 1):
+        raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+    buf = np.frombuffer(data, dtype=np.uint8)
+    (status, bad_line, n_rows, n_tok, labels, qids, lines, row_ptr, idx, val, null, slow,
+     unsorted) = tokenize_letor(buf, _POW10)
+    if status != 0:
+        text = _line_text(data, bad_line)
+        raise ValueError(f"{path}, line {bad_line}: {_explain_line(text)}: {text[:120]!r}")
+    labels, qids, lines = labels[:n_rows], qids[:n_rows], lines[:n_rows]
+    row_ptr, idx, val, null = row_ptr[: n_rows + 1], idx[:n_tok], val[:n_tok], null[:n_tok]
+    if n_rows == 0:
+        raise ValueError(f"{path}: no documents (empty file, or only blank and comment lines)")
+    tok_row = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(row_ptr))
+    if slow:
+        for t, a, b in slow:
+            v = float(data[a:b])
+            if not np.isfinite(v):
+                line = int(lines[tok_row[t]])
+                raise ValueError(f"{path}, line {line}: value {data[a:b].decode()!r} of feature "
+                                 f"{int(idx[t])} is NaN or infinite")
+            val[t] = v
+    n_null = int(null.sum())
+    if n_null and null_policy == "error":
+        t = int(np.flatnonzero(null)[0])
+        raise ValueError(
+            f"{path}, line {int(lines[tok_row[t]])}: feature {int(idx[t])} is NULL "
+            f"({n_null} NULL values in the file); pass null_policy='zero' or 'query_min'")
+    width = int(idx.max()) if idx.size else 0
+    if n_features is not None:
+        if width > n_features:
+            t = int(np.argmax(idx))
+            raise ValueError(f"{path}, line {int(lines[tok_row[t]])}: feature index {width} "
+                             f"exceeds n_features={n_features}")
+        width = int(n_features)
+    width = max(width, 1)
+    if unsorted:
+        _check_no_duplicates(tok_row, idx, lines, path)
+    info: dict[str, Any] = {"n_null": n_null, "null_all_missing": 0, "lines": lines}
+    if n_null:
+        info["null_all_missing"] = _fill_nulls(val, null, idx, tok_row, qids, row_ptr,
+                                               null_policy)
+    nnz = idx.shape[0]
+    if sparse is None:
+        density = nnz / (n_rows * width)
+        sparse = (width > SPARSE_MIN_WIDTH or density < SPARSE_MAX_DENSITY
+                  or n_rows * width * 8 > DENSE_MAX_BYTES)
+    if sparse:
+        X = sp.csr_matrix((val, idx - 1, row_ptr), shape=(n_rows, width))
+        if unsorted:
+            X.sort_indices()
+        X.has_sorted_indices = True
+    else:
+        X = np.zeros((n_rows, width), dtype=np.float64)
+        X[tok_row, idx - 1] = val
+    return X, labels, qids, info
+
+
+def _check_no_duplicates(tok_row, idx, lines, path) -> None:
+    order = np.lexsort((idx, tok_row))
+    r, k = tok_row[order], idx[order]
+    dup = np.flatnonzero((r[1:] == r[:-1]) & (k[1:] == k[:-1]))
+    if dup.size:
+        d = int(dup[0])
+        raise ValueError(f"{path}, line {int(lines[r[d]])}: feature index {int(k[d])} appears twice")
+
+
+def _fill_nulls(val, null, idx, tok_row, qids, row_ptr, policy) -> int:
+    """Replace NULL (NaN) values in place; returns how many fell back to 0 under query_min."""
+    if policy == "zero":
+        val[null] = 0.0
+        return 0
+    # query_min: the query's minimum of that feature over its non-NULL values; a
+    # document that omits the feature (sparse files) contributes its implicit 0.
+    _, qindex = np.unique(qids, return_inverse=True)
+    qindex = qindex.ravel().astype(np.int64)
+    qsize = np.bincount(qindex)
+    null_cols = np.unique(idx[null])
+    sel = np.flatnonzero(np.isin(idx, null_cols))
+    width = int(idx.max()) + 1
+    key = qindex[tok_row[sel]] * width + idx[sel]
+    ok = ~null[sel]
+    okkey, okval = key[ok], val[sel][ok]
+    order = np.argsort(okkey, kind="stable")
+    okkey, okval = okkey[order], okval[order]
+    ukeys, starts = np.unique(okkey, return_index=True)
+    mins = np.minimum.reduceat(okval, starts) if okval.size else np.zeros(0)
+    allkeys, counts = np.unique(key, return_counts=True)
+    nul_t = sel[~ok]
+    nkey = key[~ok]
+    pos = np.searchsorted(ukeys, nkey)
+    found = (pos < ukeys.size) & (ukeys[np.minimum(pos, ukeys.size - 1)] == nkey) if ukeys.size \
+        else np.zeros(nkey.shape, dtype=bool)
+    fill = np.where(found, mins[np.minimum(pos, max(ukeys.size - 1, 0))] if ukeys.size else 0.0, 0.0)
+    explicit = counts[np.searchsorted(allkeys, nkey)]
+    implicit_zero = explicit < qsize[nkey // width]
+    fill = np.where(implicit_zero, np.minimum(fill, 0.0), fill)
+    val[nul_t] = fill
+    return int(np.count_nonzero(~found & ~implicit_zero))
+
+
+def read_letor(
+    path: str | Path,
+    null_policy: str = "error",
+    sparse: bool | None = None,
+    *,
+    n_features: int | None = None,
+    name: str | None = None,
+    cache: bool | str | Path = True,
+) -> RankingData:
+    """Read a LETOR / SVMlight-with-qid file (plain, .gz, .bz2 or .xz) into RankingData. O(file size).
+
+    ``null_policy`` handles LETOR 3.0 ``NULL`` values: "error" (default) raises naming
+    the line, "zero" writes 0, "query_min" writes the query's minimum of that feature
+    over its non-NULL values (0 when the query has none: counted in
+    ``meta["null_all_missing"]``).  LETOR's own Feature-min files are *not* reproduced
+    by either rule: their filling differs between columns (0 in some, the query
+    minimum in others), so use those files when you need LETOR's filled version.
+
+    ``sparse``: None picks CSR for wide (> 10,000 features), sparse (< 25% of the
+    cells present) or huge (> 1 GiB dense) files and a dense array otherwise;
+    True/False forces it.  ``n_features`` fixes the width (an error if an index
+    exceeds it), so splits of one data set share a width.
+
+    Documents of one query must be contiguous for learning; a file that interleaves
+    queries is grouped stably by first appearance (``meta["order"]`` holds the
+    permutation) with a warning naming the file.  Parsed files are cached (see
+    ``rankbench.data.cache``): ``cache=False`` disables it, a path selects the folder.
+    Errors (ValueError) name the file, the line and the problem.
+    """
+    from rankbench.data import cache as parse_cache
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"LETOR file not found: {path}")
+    if null_policy not in NULL_POLICIES:
+        raise ValueError(f"null_policy must be one of {NULL_POLICIES}, got {null_policy!r}")
+    if sparse not in (None, True, False):
+        raise ValueError(f"sparse must be None, True or False, got {sparse!r}")
+    raw = path.read_bytes()
+    options = {"null_policy": null_policy, "sparse": sparse, "n_features": n_features}
+    store = parse_cache.ParseCache.from_setting(cache)
+    key = parse_cache.cache_key(raw, options) if store is not None else None
+    data = store.load(key) if store is not None else None
+    if data is None:
+        text = decompress_bytes(raw, path)
+        X, y, qid, info = parse_letor_bytes(text, path, null_policy=null_policy, sparse=sparse,
+                                            n_features=n_features)
+        meta = {"path": str(path), "null_policy": null_policy, "n_null": info["n_null"],
+                "null_all_missing": info["null_all_missing"]}
+        data = RankingData.from_arrays(X, y, qid, name=name or _stem(path), source=str(path),
+                                       meta=meta)
+        if store is not None:
+            store.save(key, data)
+    else:
+        data = RankingData(X=data.X, y=data.y, qid=data.qid, query_ptr=data.query_ptr,
+                           name=name or _stem(path), source=str(path), meta=data.meta)
+    if data.meta.get("order") is not None:
+        warnings.warn(f"{path}: documents of a query are not contiguous; grouped them by "
+                      "query (stable, by first appearance)", stacklevel=2)
+    return data
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".xz", ".gz", ".bz2"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name.rsplit(".", 1)[0] if "." in name else name
