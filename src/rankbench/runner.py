@@ -1,0 +1,543 @@
+"""Runner: one run = (dataset, fold, solver, params, seed) -> fit, score, evaluate, one record.
+
+A *run spec* is a plain dict (see docs/interfaces.md).  ``run_one`` turns it into a
+self-describing record and never raises for a solver or data failure (the record then
+has ``status="failed"`` and the traceback); ``run_many`` skips runs already stored with
+status ok, so a killed sweep re-run does only what is missing or failed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import hashlib
+import importlib
+import json
+import logging
+import os
+import platform
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rankbench.store import CorruptRecordError, ResultStore, check_experiment_tag, to_jsonable
+
+log = logging.getLogger(__name__)
+
+SPLITS = ("train", "vali", "test")
+
+# Spec fields and their defaults; fields absent here are rejected (typos must not pass).
+SPEC_DEFAULTS: dict[str, Any] = {
+    "experiment": "default",
+    "dataset": None,
+    "variant": None,
+    "fold": None,
+    "solver": None,
+    "params": {},
+    "seed": 0,
+    "data_params": {},
+    "record_history": False,
+    "eval_splits": ["vali", "test"],
+    "loader": None,
+}
+# Fields that say where or how to show things, not what is computed: not hashed.
+PRESENTATION_FIELDS = ("data_root", "note")
+# Solver parameters that change only console output.
+PRESENTATION_PARAMS = ("verbose",)
+# Per-query test values kept for significance tests.
+PER_QUERY_METRICS = ("ndcg@10", "map", "auc")
+
+
+# ---------------------------------------------------------------- specs and ids
+def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """Fill defaults and check a run spec; ValueError naming the bad field."""
+    if not isinstance(spec, dict):
+        raise ValueError(f"a run spec is a dict, got {type(spec).__name__}")
+    unknown = sorted(set(spec) - set(SPEC_DEFAULTS) - set(PRESENTATION_FIELDS))
+    if unknown:
+        raise ValueError(
+            f"unknown run spec field(s) {unknown}; known: {sorted(SPEC_DEFAULTS)} "
+            f"and presentation fields {list(PRESENTATION_FIELDS)}"
+        )
+    out = {k: spec.get(k, v) for k, v in SPEC_DEFAULTS.items()}
+    for k in PRESENTATION_FIELDS:
+        if spec.get(k) is not None:
+            out[k] = spec[k]
+    for k in ("dataset", "solver"):
+        if not isinstance(out[k], str) or not out[k]:
+            raise ValueError(f"run spec field {k!r} must be a non-empty string, got {out[k]!r}")
+    check_experiment_tag(out["experiment"])
+    fold = out["fold"]
+    if isinstance(fold, bool) or not isinstance(fold, int | np.integer) or fold < 1:
+        raise ValueError(f"run spec field 'fold' must be an integer >= 1, got {fold!r}")
+    out["fold"] = int(fold)
+    seed = out["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"run spec field 'seed' must be an integer >= 0, got {seed!r}")
+    out["seed"] = int(seed)
+    for k in ("params", "data_params"):
+        if not isinstance(out[k], dict):
+            raise ValueError(f"run spec field {k!r} must be a dict, got {type(out[k]).__name__}")
+        out[k] = dict(out[k])
+    splits = list(out["eval_splits"])
+    bad = [s for s in splits if s not in SPLITS]
+    if bad or not splits:
+        raise ValueError(f"eval_splits must be a non-empty subset of {SPLITS}, got {splits}")
+    out["eval_splits"] = splits
+    out["record_history"] = bool(out["record_history"])
+    return out
+
+
+def _canonical(obj: Any) -> Any:
+    # 1 and 1.0 (C=1 from YAML, C=1.0 from a sweep) must hash alike.
+    if isinstance(obj, dict):
+        return {str(k): _canonical(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_canonical(v) for v in obj]
+    if isinstance(obj, float) and obj.is_integer():
+        return int(obj)
+    return obj
+
+
+def hashed_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """The part of a spec that identifies the run (presentation fields removed)."""
+    s = normalize_spec(spec)
+    for k in PRESENTATION_FIELDS:
+        s.pop(k, None)
+    s["params"] = {k: v for k, v in s["params"].items() if k not in PRESENTATION_PARAMS}
+    return _canonical(to_jsonable(s))
+
+
+def run_id(spec: dict[str, Any]) -> str:
+    """sha1 of the canonical JSON of the spec minus presentation fields (data_root, note, verbose)."""
+    text = json.dumps(hashed_spec(spec), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------- environment
+@functools.lru_cache(maxsize=1)
+def _git_commit() -> str | None:
+    env = os.environ.get("RANKBENCH_GIT_COMMIT")
+    if env:
+        return env
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "HEAD"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no", "--", "."],
+            capture_output=True, text=True, timeout=20, check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("-dirty" if dirty else "")
+
+
+@functools.lru_cache(maxsize=1)
+def library_versions() -> dict[str, str | None]:
+    """Versions of the libraries that change numbers or timings."""
+    from importlib import metadata
+
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for dist in ("rankbench", "numpy", "scipy", "numba", "scikit-learn", "lightgbm",
+                 "xgboost", "pandas", "hydra-core"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def machine_info() -> dict[str, Any]:
+    """Host facts stored with every record (timings mean little without them)."""
+    info: dict[str, Any] = {
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+    }
+    try:
+        import psutil
+
+        info["memory_gb"] = round(psutil.virtual_memory().total / 2**30, 1)
+    except ImportError:
+        pass
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu_model"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return info
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+class PeakMemory:
+    """Context manager: peak resident memory (MB) of this process while the block runs.
+
+    Sampled every ``interval`` seconds by a daemon thread (RSS, so numba / LightGBM
+    allocations count too); the start and end values are always included.
+    """
+
+    def __init__(self, interval: float = 0.01):
+        self.interval = interval
+        self.peak_mb = float("nan")
+        self.start_mb = float("nan")
+
+    def _rss(self) -> float:
+        return self._proc.memory_info().rss / 2**20
+
+    def __enter__(self) -> PeakMemory:
+        import psutil
+
+        self._proc = psutil.Process()
+        self.start_mb = self.peak_mb = self._rss()
+        self._stop = threading.Event()
+
+        def sample() -> None:
+            while not self._stop.wait(self.interval):
+                self.peak_mb = max(self.peak_mb, self._rss())
+
+        self._thread = threading.Thread(target=sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak_mb = max(self.peak_mb, self._rss())
+
+
+# ---------------------------------------------------------------- data
+def _import_object(ref: str) -> Any:
+    mod, sep, name = ref.partition(":")
+    if not sep or not mod or not name:
+        raise ValueError(f"loader {ref!r} must look like 'package.module:function'")
+    return getattr(importlib.import_module(mod), name)
+
+
+def load_split(spec: dict[str, Any], split: str):
+    """The RankingData of one split of the spec's (dataset, variant, fold).
+
+    A ``loader`` ("module:function", called as ``f(fold=, split=, seed=, variant=,
+    **data_params)``) takes precedence; otherwise ``rankbench.data.load_fold`` under
+    ``data_root`` (default: RANKBENCH_DATA) with ``data_params`` as its keyword
+    arguments (``null_policy``, synthetic generator sizes, RCV1 options).  One data
+    parameter is the runner's own: ``train_fraction``, a subsample of the training
+    queries seeded by (seed, fold), for scaling curves.
+    """
+    s = normalize_spec(spec)
+    dp = dict(s["data_params"])
+    frac = dp.pop("train_fraction", None)
+    if s["loader"]:
+        fn = _import_object(s["loader"])
+        data = fn(fold=s["fold"], split=split, seed=s["seed"], variant=s["variant"], **dp)
+    else:
+        from rankbench.data import load_fold
+
+        data = load_fold(s["dataset"], s["fold"], split, variant=s["variant"],
+                         root=s.get("data_root"), **dp)
+    if frac is not None and split == "train":
+        frac = float(frac)
+        if not 0.0 < frac <= 1.0:
+            raise ValueError(f"data_params.train_fraction must be in (0, 1], got {frac}")
+        if frac < 1.0:
+            rng = np.random.default_rng([s["seed"], s["fold"]])
+            k = max(1, round(frac * data.n_queries))
+            data = data.subset_queries(np.sort(rng.choice(data.n_queries, size=k, replace=False)))
+    return data
+
+
+# ---------------------------------------------------------------- evaluation
+def _evaluate_split(data, scores: np.ndarray) -> dict[str, float]:
+    from rankbench.metrics import evaluate
+
+    return {k: float(v) for k, v in evaluate(data.y, scores, data.qid).items()}
+
+
+def _per_query(data, scores: np.ndarray) -> dict[str, list]:
+    from rankbench import metrics
+
+    _, first = np.unique(data.qid, return_index=True)
+    out: dict[str, list] = {"qid": data.qid[np.sort(first)].tolist()}
+    fns = {
+        "ndcg@10": lambda: metrics.ndcg_at_k(data.y, scores, data.qid, k=10, per_query=True),
+        "map": lambda: metrics.mean_average_precision(data.y, scores, data.qid, per_query=True),
+        "auc": lambda: metrics.auc(data.y, scores, data.qid, per_query=True),
+    }
+    for name in PER_QUERY_METRICS:
+        values = np.asarray(fns[name](), dtype=float)
+        if values.shape != (len(out["qid"]),):
+            raise ValueError(f"per-query {name} has shape {values.shape}, expected ({len(out['qid'])},)")
+        out[name] = values.tolist()
+    return out
+
+
+def _fit(est: Any, train, vali) -> None:
+    import inspect
+
+    kwargs: dict[str, Any] = {}
+    try:
+        fit_params = inspect.signature(est.fit).parameters
+    except (TypeError, ValueError):
+        fit_params = {}
+    # Boosters stop early on the validation split: that is the LETOR protocol's use of it.
+    if vali is not None and "eval_set" in fit_params and getattr(est, "early_stopping_rounds", None):
+        kwargs["eval_set"] = [(vali.X, vali.y, vali.qid)]
+    est.fit(train.X, train.y, train.qid, **kwargs)
+
+
+def _opt_float(est: Any, name: str) -> float | None:
+    v = getattr(est, name, None)
+    if v is None:
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def run_one(spec: dict[str, Any]) -> dict[str, Any]:
+    """Load the splits, fit the solver on train, score and evaluate; one record (never raises on failure).
+
+    Timings: ``wall_s`` is the estimator's ``fit_time_`` (numba compilation excluded)
+    when it reports one, else the measured fit wall time; ``compile_s`` is its
+    ``compile_time_``; ``cpu_s`` is this process's CPU time over ``fit`` minus
+    ``compile_s``; ``wall_total_s`` / ``cpu_total_s`` include everything.
+    """
+    s = normalize_spec(spec)
+    rid = run_id(s)
+    started = _now()
+    record: dict[str, Any] = {
+        "run_id": rid,
+        "status": "ok",
+        "error": None,
+        "experiment": s["experiment"],
+        "dataset": s["dataset"],
+        "variant": s["variant"],
+        "synthetic": None,
+        "fold": s["fold"],
+        "solver": s["solver"],
+        "params": s["params"],
+        "seed": s["seed"],
+        "spec": hashed_spec(s),
+        "metrics": {},
+        "per_query": {},
+        "train": {},
+        "history": [],
+        "extra": {},
+    }
+    try:
+        from rankbench.estimators.registry import make_solver
+
+        data = {"train": load_split(s, "train")}
+        for split in s["eval_splits"]:
+            if split != "train":
+                data[split] = load_split(s, split)
+        record["synthetic"] = bool(getattr(data["train"], "synthetic", False))
+        stand_in = (getattr(data["train"], "meta", None) or {}).get("stand_in_for")
+        if stand_in:
+            record["extra"]["stand_in_for"] = stand_in
+        record["extra"]["data"] = {
+            k: {"n_queries": d.n_queries, "n_docs": d.n_docs, "n_features": d.n_features}
+            for k, d in data.items()
+        }
+        est = make_solver(s["solver"], s["params"])
+        with PeakMemory() as mem:
+            wall0, cpu0 = time.perf_counter(), time.process_time()
+            _fit(est, data["train"], data.get("vali"))
+            wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        compile_s = _opt_float(est, "compile_time_") or 0.0
+        fit_time = _opt_float(est, "fit_time_")
+        n_iter = getattr(est, "n_iter_", None)
+        n_cg = getattr(est, "n_cg_iter_", None)
+        record["train"] = {
+            "wall_s": fit_time if fit_time is not None else wall,
+            "cpu_s": max(0.0, cpu - compile_s),
+            "compile_s": compile_s,
+            "wall_total_s": wall,
+            "cpu_total_s": cpu,
+            "n_iter": int(n_iter) if n_iter is not None else None,
+            "n_cg_iter": int(n_cg) if n_cg is not None else None,
+            "objective": _opt_float(est, "objective_"),
+            "peak_mem_mb": mem.peak_mb,
+            "mem_start_mb": mem.start_mb,
+        }
+        for split in s["eval_splits"]:
+            scores = np.asarray(est.decision_function(data[split].X), dtype=float)
+            if scores.shape != (data[split].n_docs,):
+                raise ValueError(
+                    f"{s['solver']}.decision_function returned shape {scores.shape} "
+                    f"for {data[split].n_docs} documents"
+                )
+            if not np.all(np.isfinite(scores)):
+                raise ValueError(f"{s['solver']} produced non-finite scores on {split}")
+            record["metrics"][split] = _evaluate_split(data[split], scores)
+            if split == "test":
+                record["per_query"]["test"] = _per_query(data[split], scores)
+        if s["record_history"]:
+            record["history"] = list(getattr(est, "history_", None) or [])
+        extra = getattr(est, "extra_", None)
+        if isinstance(extra, dict):
+            record["extra"].update(extra)
+    except Exception as exc:  # noqa: BLE001 - a failed run is data, recorded with its traceback
+        record["status"] = "failed"
+        record["error"] = f"{type(exc).__name__}: {exc}\n" + traceback.format_exc()
+        log.warning("run %s (%s fold %s %s %s) failed: %s", rid[:10], s["dataset"], s["fold"],
+                    s["solver"], s["params"], exc)
+    record["env"] = {
+        "versions": library_versions(),
+        "git_commit": _git_commit(),
+        "machine": machine_info(),
+        "pid": os.getpid(),
+        "argv": list(sys.argv),
+        "started": started,
+        "finished": _now(),
+    }
+    return to_jsonable(record)
+
+
+# ---------------------------------------------------------------- many runs
+def _run_and_store(spec: dict[str, Any], store_root: str) -> dict[str, Any]:
+    record = run_one(spec)
+    ResultStore(store_root).append(record)
+    return record
+
+
+def _stored_ok(store: ResultStore, rid: str) -> dict[str, Any] | None:
+    try:
+        rec = store.get(rid)
+    except KeyError:
+        return None
+    except CorruptRecordError as exc:
+        warnings.warn(f"{exc} -- the run will be redone", stacklevel=3)
+        return None
+    return rec if rec["status"] == "ok" else None
+
+
+def run_many(
+    specs: list[dict[str, Any]],
+    store: ResultStore | str | os.PathLike,
+    n_jobs: int = 1,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Run every spec not already stored with status ok, appending each record as it finishes.
+
+    Returns the records in spec order (stored ones included).  Duplicate specs run once.
+    ``n_jobs > 1`` runs in joblib worker processes, each writing its own records.
+    """
+    if not isinstance(store, ResultStore):
+        store = ResultStore(store)
+    specs = [normalize_spec(s) for s in specs]
+    ids = [run_id(s) for s in specs]
+    done: dict[str, dict] = {}
+    todo: list[tuple[str, dict]] = []
+    for rid, s in zip(ids, specs, strict=True):
+        if rid in done or any(rid == t[0] for t in todo):
+            continue
+        rec = _stored_ok(store, rid)
+        if rec is not None:
+            done[rid] = rec
+        else:
+            todo.append((rid, s))
+    bar = None
+    if progress and todo:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(todo), desc="runs", unit="run", file=sys.stderr, dynamic_ncols=True,
+                   initial=0, postfix={"stored": len(done)})
+    try:
+        if n_jobs == 1 or len(todo) <= 1:
+            for rid, s in todo:
+                if bar is not None:
+                    bar.set_description(f"{s['dataset']} f{s['fold']} {s['solver']}")
+                done[rid] = _run_and_store(s, str(store.root))
+                if bar is not None:
+                    bar.update(1)
+        else:
+            from joblib import Parallel, delayed
+
+            results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+                delayed(_run_and_store)(s, str(store.root)) for _, s in todo
+            )
+            for rec in results:
+                done[rec["run_id"]] = rec
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return [done[rid] for rid in ids]
+
+
+# ---------------------------------------------------------------- model selection
+_GROUP_KEYS = ("experiment", "dataset", "variant", "fold", "solver")
+
+
+def select_per_fold(frame, metric: str = "vali.ndcg@10"):
+    """Model selection: per (experiment, dataset, variant, fold, solver) the params with the best ``metric``.
+
+    ``frame`` is ``ResultStore.to_frame()`` output; failed runs and runs without the
+    metric are ignored.  Ties go to the parameter set whose canonical JSON sorts first
+    (deterministic).  One row per group with the chosen ``params``, ``selected_by``,
+    ``selected_value``, ``n_candidates`` and the chosen run's test metrics.
+    """
+    import pandas as pd
+
+    if metric not in frame.columns:
+        raise ValueError(
+            f"selection metric {metric!r} is not a column of the frame; "
+            f"metric columns: {sorted(c for c in frame.columns if c.startswith(('vali.', 'test.')))}"
+        )
+    f = frame[(frame["status"] == "ok") & frame[metric].notna()].copy()
+    keys = [k for k in _GROUP_KEYS if k in f.columns]
+    if f.empty:
+        return pd.DataFrame(columns=[*keys, "params", "selected_by", "selected_value", "n_candidates"])
+    f["variant"] = f["variant"].fillna("")
+    f = f.sort_values([*keys, metric, "params"], ascending=[True] * len(keys) + [False, True],
+                      kind="mergesort")
+    counts = f.groupby(keys, sort=False)["params"].nunique()
+    best = f.groupby(keys, sort=False).head(1).copy()
+    best["n_candidates"] = [counts.loc[tuple(r)] for r in best[keys].itertuples(index=False)]
+    best["selected_by"] = metric
+    best["selected_value"] = best[metric]
+    best["variant"] = best["variant"].replace("", None)
+    lead = [*keys, "params", "selected_by", "selected_value", "n_candidates", "run_id"]
+    params_cols = sorted(c for c in best.columns if c.startswith("params."))
+    metric_cols = [c for c in best.columns if c.startswith(("vali.", "test."))]
+    rest = [c for c in best.columns if c not in lead + params_cols + metric_cols]
+    return best[lead + params_cols + metric_cols + rest].reset_index(drop=True)
+
+
+def mean_over_folds(frame, metrics: list[str] | None = None):
+    """Per (experiment, dataset, variant, solver, params): the mean and count over folds of ``metrics``.
+
+    The "fixed" protocol (one parameter value for every fold, Chapelle Table 3) and
+    C-sweep curves (Chapelle Fig. 1) read this.
+    """
+    f = frame[frame["status"] == "ok"].copy()
+    metrics = metrics or ["test.ndcg@10", "test.map"]
+    metrics = [m for m in metrics if m in f.columns]
+    keys = [k for k in ("experiment", "dataset", "variant", "solver", "params") if k in f.columns]
+    f["variant"] = f["variant"].fillna("")
+    g = f.groupby(keys, sort=True)
+    out = g[metrics].mean()
+    out["n_folds"] = g["fold"].nunique()
+    out = out.reset_index()
+    out["variant"] = out["variant"].replace("", None)
+    return out

@@ -1,0 +1,313 @@
+"""Results store: one JSON file per run record, written atomically, read back as records or a frame.
+
+Layout: ``<root>/<experiment>/<run_id>.json``.  A record is written to a temporary file
+in the same directory, fsynced, then moved into place with ``os.replace``; the directory
+is fsynced after the rename.  ``rename`` within one directory is atomic on every POSIX
+file system (NFS included), so a reader sees either no file or a whole record, any
+number of processes on any number of machines may append concurrently without a lock,
+and a writer killed mid-write leaves at most a hidden temporary file (ignored by
+readers).  Re-writing a run (a failed run redone) replaces its file whole.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+# Experiment tags become directory names: keep them to a portable alphabet.
+_TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+_RUN_ID_RE = re.compile(r"^[0-9a-f]{40}$")
+
+# Record blocks flattened into "<block>.<key>" columns by ``to_frame``.
+_METRIC_SPLITS = ("train", "vali", "test")
+_FRAME_SCALARS = (
+    "run_id", "status", "error", "experiment", "dataset", "variant", "synthetic",
+    "fold", "solver", "seed",
+)
+
+
+class CorruptRecordError(ValueError):
+    """A record file that is not a valid record; the message names the file(s) and the problem."""
+
+    def __init__(self, problems: list[tuple[Path, str]]):
+        self.problems = list(problems)
+        lines = [f"{p}: {why}" for p, why in self.problems]
+        head = f"{len(lines)} corrupt record file(s) in the results store"
+        super().__init__(head + ":\n  " + "\n  ".join(lines))
+
+
+def check_experiment_tag(tag: str) -> str:
+    """Return ``tag`` when it is usable as a directory name, else raise ValueError."""
+    if not isinstance(tag, str) or not _TAG_RE.match(tag):
+        raise ValueError(
+            f"experiment tag {tag!r} is not valid: use letters, digits, '_', '-', '.' "
+            "and start with a letter or digit"
+        )
+    return tag
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert numpy scalars/arrays, tuples, Paths and non-finite floats into strict JSON values.
+
+    NaN and +-inf become None (strict JSON has no such numbers); the record keeps
+    ``null`` where a metric is undefined.
+    """
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, Path):
+        return str(obj)
+    tolist = getattr(obj, "tolist", None)  # numpy scalars and arrays
+    if tolist is not None:
+        return to_jsonable(tolist())
+    raise TypeError(f"value of type {type(obj).__name__} cannot be stored in a record: {obj!r}")
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on directories; the rename is still atomic
+    finally:
+        os.close(fd)
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically (temp file in the same dir, fsync, os.replace)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def _validate_record(obj: Any) -> str | None:
+    """Why ``obj`` is not a record, or None."""
+    if not isinstance(obj, dict):
+        return f"top-level JSON value is a {type(obj).__name__}, expected an object"
+    for key in ("run_id", "status", "experiment"):
+        if key not in obj:
+            return f"missing field {key!r}"
+    if obj["status"] not in ("ok", "failed"):
+        return f"status is {obj['status']!r}, expected 'ok' or 'failed'"
+    if not isinstance(obj["run_id"], str) or not _RUN_ID_RE.match(obj["run_id"]):
+        return f"run_id {obj['run_id']!r} is not a 40-digit hex sha1"
+    return None
+
+
+class ResultStore:
+    """Append-only store of run records under ``root`` (one JSON file per record)."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"ResultStore({str(self.root)!r})"
+
+    # ---- paths -------------------------------------------------------------
+    def path_for(self, run_id: str, experiment: str) -> Path:
+        """File holding the record of ``run_id`` in ``experiment``."""
+        check_experiment_tag(experiment)
+        if not _RUN_ID_RE.match(run_id):
+            raise ValueError(f"run_id {run_id!r} is not a 40-digit hex sha1")
+        return self.root / experiment / f"{run_id}.json"
+
+    def _find(self, run_id: str) -> Path | None:
+        if not _RUN_ID_RE.match(str(run_id)):
+            raise ValueError(f"run_id {run_id!r} is not a 40-digit hex sha1")
+        if not self.root.is_dir():
+            return None
+        hits = sorted(self.root.glob(f"*/{run_id}.json"))
+        return hits[0] if hits else None
+
+    def files(self, experiment: str | None = None) -> Iterator[Path]:
+        """Record files (sorted), optionally of one experiment; temporary files are skipped."""
+        if not self.root.is_dir():
+            return iter(())
+        pattern = f"{experiment}/*.json" if experiment else "*/*.json"
+        return iter(sorted(p for p in self.root.glob(pattern) if not p.name.startswith(".")))
+
+    def experiments(self) -> list[str]:
+        """Experiment tags present in the store."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+    # ---- write -------------------------------------------------------------
+    def append(self, record: dict[str, Any]) -> Path:
+        """Store ``record`` atomically (replacing an earlier record of the same run); return its path."""
+        problem = _validate_record(record)
+        if problem:
+            raise ValueError(f"not a run record: {problem}")
+        rec = to_jsonable(record)
+        rec.setdefault("schema_version", SCHEMA_VERSION)
+        path = self.path_for(rec["run_id"], rec["experiment"])
+        write_json_atomic(path, rec)
+        return path
+
+    # ---- read --------------------------------------------------------------
+    @staticmethod
+    def read_file(path: str | os.PathLike) -> dict[str, Any]:
+        """Read one record file; CorruptRecordError (naming the file) when it is not a record."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise CorruptRecordError([(path, f"not UTF-8 text ({exc.reason})")]) from None
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CorruptRecordError(
+                [(path, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]
+            ) from None
+        problem = _validate_record(obj)
+        if problem is None and path.stem != obj["run_id"]:
+            problem = f"file name does not match its run_id {obj['run_id']!r}"
+        if problem:
+            raise CorruptRecordError([(path, problem)])
+        return obj
+
+    def has(self, run_id: str, ok_only: bool = False) -> bool:
+        """True when a record of ``run_id`` is stored (with ``ok_only``: stored with status ok)."""
+        path = self._find(run_id)
+        if path is None:
+            return False
+        if not ok_only:
+            return True
+        return self.read_file(path)["status"] == "ok"
+
+    def get(self, run_id: str) -> dict[str, Any]:
+        """The stored record of ``run_id``; KeyError when absent, CorruptRecordError when unreadable."""
+        path = self._find(run_id)
+        if path is None:
+            raise KeyError(f"no record with run_id {run_id} in {self.root}")
+        return self.read_file(path)
+
+    def scan(self, experiment: str | None = None) -> tuple[list[dict], list[tuple[Path, str]]]:
+        """All records and all corrupt files (path, problem): nothing is dropped silently."""
+        records, corrupt = [], []
+        for path in self.files(experiment):
+            try:
+                records.append(self.read_file(path))
+            except CorruptRecordError as exc:
+                corrupt.extend(exc.problems)
+        return records, corrupt
+
+    def records(self, on_corrupt: str = "raise", **filters: Any) -> list[dict[str, Any]]:
+        """Records matching ``filters`` (field=value, or field=list of accepted values).
+
+        Filters apply to top-level fields (``experiment``, ``dataset``, ``solver``, ``status``,
+        ``fold`` ...) and to parameters as ``params__C=1e-4``.  A corrupt file raises
+        CorruptRecordError naming it (``on_corrupt="warn"`` warns and skips instead).
+        """
+        if on_corrupt not in ("raise", "warn"):
+            raise ValueError(f"on_corrupt must be 'raise' or 'warn', got {on_corrupt!r}")
+        exp = filters.get("experiment")
+        records, corrupt = self.scan(exp if isinstance(exp, str) else None)
+        if corrupt:
+            err = CorruptRecordError(corrupt)
+            if on_corrupt == "raise":
+                raise err
+            import warnings
+
+            warnings.warn(str(err), stacklevel=2)
+        return [r for r in records if _matches(r, filters)]
+
+    def to_frame(self, records: list[dict] | None = None, on_corrupt: str = "raise", **filters: Any):
+        """Records flattened to a pandas DataFrame: ``test.ndcg@10``, ``train.wall_s``, ``params.C`` ..."""
+        import pandas as pd
+
+        if records is None:
+            records = self.records(on_corrupt=on_corrupt, **filters)
+        rows = [flatten_record(r) for r in records]
+        frame = pd.DataFrame(rows)
+        if frame.empty:
+            frame = pd.DataFrame(columns=list(_FRAME_SCALARS) + ["params"])
+        return frame
+
+
+def _matches(record: dict, filters: dict[str, Any]) -> bool:
+    for key, want in filters.items():
+        if want is None:
+            continue
+        if "__" in key:
+            block, sub = key.split("__", 1)
+            have = (record.get(block) or {}).get(sub)
+        else:
+            have = record.get(key)
+        accepted = want if isinstance(want, list | tuple | set) else [want]
+        if not any(_same(have, a) for a in accepted):
+            return False
+    return True
+
+
+def _same(have: Any, want: Any) -> bool:
+    if have == want:
+        return True
+    # Filters typed on a command line arrive as strings: compare by value.
+    if isinstance(want, str) and not isinstance(have, str) and have is not None:
+        try:
+            if isinstance(have, bool):
+                return want.lower() == str(have).lower()
+            if isinstance(have, int | float):
+                return float(want) == float(have)
+        except ValueError:
+            return False
+    return False
+
+
+def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
+    """One flat row: scalars, ``params.<p>``, ``<split>.<metric>``, ``train.<timing>``, ``env.<k>``.
+
+    ``params`` also stays as one canonical JSON string so rows can be grouped by parameter set.
+    """
+    row: dict[str, Any] = {k: record.get(k) for k in _FRAME_SCALARS}
+    params = record.get("params") or {}
+    row["params"] = json.dumps(params, sort_keys=True)
+    for k, v in params.items():
+        row[f"params.{k}"] = v
+    for split in _METRIC_SPLITS:
+        for k, v in ((record.get("metrics") or {}).get(split) or {}).items():
+            row[f"{split}.{k}"] = v
+    for k, v in (record.get("train") or {}).items():
+        row[f"train.{k}"] = v
+    for k, v in (record.get("extra") or {}).items():
+        if not isinstance(v, dict | list):
+            row[f"extra.{k}"] = v
+    env = record.get("env") or {}
+    for k in ("git_commit", "started", "finished"):
+        row[f"env.{k}"] = env.get(k)
+    machine = env.get("machine") or {}
+    row["env.hostname"] = machine.get("hostname") if isinstance(machine, dict) else machine
+    return row
