@@ -1,0 +1,228 @@
+"""One stochastic step of each SPD learner on a pair x = a - b, y = sign(y_a - y_b).
+
+Sculley (2009) sect. 3.2 and Chapelle & Keerthi (2010) Alg. 2, for the problem
+``lambda/2 ||w||^2 + sum_P pi(p) loss_p(w)`` (pi given by the sampler, see samplers.py).
+Every learner's step has the form ``w <- c w + d x`` followed, for some, by a
+projection onto an L2 ball; ``learner_coefficients`` gives (c, d) and the kernels
+apply them.
+
+The weight vector is kept as ``w = scale * v`` with ``||v||^2`` tracked, so the
+shrink ``c w`` and the projection are O(1) and a step costs O(nnz(a) + nnz(b)) on
+CSR data (O(d) on dense).  ``fstate = [scale, ||v||^2]``.
+
+Conventions (checked against sofia-ml where the paper is terse):
+
+- ``eta_t = 1 / (lambda t)`` with t = 1, 2, ... (Pegasos schedule); the hinge test
+  uses the margin of w *before* the shrink; the shrink factor at t = 1 is exactly 0
+  (sofia-ml clamps it to 1e-7; w is 0 at t = 1 either way).
+- Pegasos projects onto the ball of radius 1/sqrt(lambda) after every step.
+- PA-I: ``tau = min(C, hinge / ||x||^2)``, no shrink and no projection (the paper's
+  rule; sofia-ml additionally projects onto the Pegasos ball when lambda > 0).
+  A pair with x = 0 (duplicate feature vectors with different labels) is skipped.
+- ROMMA (aggressive: updates whenever the hinge loss is positive), Li & Long's
+  ``c = (|x|^2 |w|^2 - y <x,w>) / (|x|^2 |w|^2 - <x,w>^2)``,
+  ``d = |w|^2 (y - <x,w>) / (|x|^2 |w|^2 - <x,w>^2)``.  From w = 0 the formula is
+  0/0; the first step is the minimum-norm w with y <w,x> = 1, i.e. ``d = y/|x|^2``
+  (sofia-ml's epsilon-regularised formula gives d = 1 there regardless of y).  When
+  x is parallel to w (denominator <= 1e-12 |x|^2 |w|^2) or c <= 0 the step is skipped.
+- sgd_squared_hinge (Chapelle Alg. 2 with l(t) = max(0, 1 - t)^2): gradient step
+  ``w <- (1 - eta lambda) w + eta 2 max(0, 1 - y<w,x>) y x`` with eta = 1/(lambda t).
+  Chapelle writes the step as (1/t) times the gradient of
+  ``l_ij = ||w||^2/(2|P|) + C l``; since ``l_ij`` is ``1/(lambda |P|)`` times our
+  per-pair term, that literal rate is |P| times smaller than the 1/(mu t) rate for
+  the strong convexity mu of eq. (1); we use the latter, which is the Pegasos
+  schedule.  Iterates are projected onto the ball of radius sqrt(2/lambda), which
+  holds the optimum (lambda/2 |w*|^2 <= F(w*) <= F(0) = 1) and keeps the early large
+  steps of the unbounded squared-hinge gradient from blowing up.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+SGD_SVM = 0
+PEGASOS = 1
+PA1 = 2
+ROMMA = 3
+SGD_SQUARED_HINGE = 4
+
+LEARNERS = {"sgd_svm": SGD_SVM, "pegasos": PEGASOS, "pa1": PA1, "romma": ROMMA,
+            "sgd_squared_hinge": SGD_SQUARED_HINGE}
+
+# Keep scale within these bounds so v neither under- nor overflows over 1e8+ steps.
+_SCALE_LO = 1e-8
+_SCALE_HI = 1e8
+
+
+@njit(cache=True, inline="always")
+def needs_squared_norm(learner):
+    """True for the learners whose step uses ||x||^2 (PA-I, ROMMA)."""
+    return learner == PA1 or learner == ROMMA
+
+
+@njit(cache=True)
+def learner_coefficients(learner, yab, wx, xx, wsq, t, lam, C):
+    """(c, d) of the step ``w <- c w + d x`` for margin ``yab * wx``; O(1).
+
+    ``wx = <w, x>``, ``xx = ||x||^2`` (only read by PA-I and ROMMA, and only when the
+    hinge loss is positive), ``wsq = ||w||^2``, ``t`` the 1-based step number.
+    """
+    margin = yab * wx
+    if learner == SGD_SVM or learner == PEGASOS:
+        eta = 1.0 / (lam * t)
+        c = 1.0 - eta * lam
+        d = eta * yab if margin < 1.0 else 0.0
+        return c, d
+    if learner == SGD_SQUARED_HINGE:
+        eta = 1.0 / (lam * t)
+        c = 1.0 - eta * lam
+        d = eta * 2.0 * (1.0 - margin) * yab if margin < 1.0 else 0.0
+        return c, d
+    if learner == PA1:
+        if margin < 1.0 and xx > 0.0:
+            tau = (1.0 - margin) / xx
+            if tau > C:
+                tau = C
+            return 1.0, tau * yab
+        return 1.0, 0.0
+    # ROMMA
+    if margin < 1.0 and xx > 0.0:
+        if wsq == 0.0:
+            return 1.0, yab / xx
+        den = xx * wsq - wx * wx
+        if den <= 1e-12 * xx * wsq:
+            return 1.0, 0.0
+        c = (xx * wsq - yab * wx) / den
+        if c <= 0.0:
+            return 1.0, 0.0
+        return c, wsq * (yab - wx) / den
+    return 1.0, 0.0
+
+
+@njit(cache=True, inline="always")
+def projection_radius_sq(learner, lam):
+    """Squared radius of the ball the learner projects onto (inf: no projection)."""
+    if learner == PEGASOS:
+        return 1.0 / lam
+    if learner == SGD_SQUARED_HINGE:
+        return 2.0 / lam
+    return np.inf
+
+
+@njit(cache=True, inline="always")
+def _shrink(c, v, fstate):
+    if c == 0.0:
+        v[:] = 0.0
+        fstate[0] = 1.0
+        fstate[1] = 0.0
+    elif c != 1.0:
+        fstate[0] *= c
+
+
+@njit(cache=True, inline="always")
+def _project_and_rescale(learner, lam, v, fstate):
+    r2 = projection_radius_sq(learner, lam)
+    wsq = fstate[0] * fstate[0] * fstate[1]
+    if wsq > r2:
+        fstate[0] *= np.sqrt(r2 / wsq)
+    s = fstate[0]
+    if s < _SCALE_LO or s > _SCALE_HI:
+        acc = 0.0
+        for j in range(v.shape[0]):
+            v[j] *= s
+            acc += v[j] * v[j]
+        fstate[0] = 1.0
+        fstate[1] = acc
+
+
+@njit(cache=True)
+def pair_step_dense(X, a, b, yab, t, learner, lam, C, v, fstate):
+    """One learner step on rows a, b of dense X; O(d). Returns True if x was added to w."""
+    d_feat = X.shape[1]
+    acc = 0.0
+    for j in range(d_feat):
+        acc += v[j] * (X[a, j] - X[b, j])
+    wx = fstate[0] * acc
+    xx = 0.0
+    if needs_squared_norm(learner) and yab * wx < 1.0:
+        for j in range(d_feat):
+            diff = X[a, j] - X[b, j]
+            xx += diff * diff
+    wsq = fstate[0] * fstate[0] * fstate[1]
+    c, d = learner_coefficients(learner, yab, wx, xx, wsq, t, lam, C)
+    _shrink(c, v, fstate)
+    if d != 0.0:
+        coef = d / fstate[0]
+        vsq = 0.0
+        for j in range(d_feat):
+            v[j] += coef * (X[a, j] - X[b, j])
+            vsq += v[j] * v[j]
+        fstate[1] = vsq
+    _project_and_rescale(learner, lam, v, fstate)
+    return d != 0.0
+
+
+@njit(cache=True, inline="always")
+def _sparse_dot(v, data, indices, start, end):
+    acc = 0.0
+    for k in range(start, end):
+        acc += v[indices[k]] * data[k]
+    return acc
+
+
+@njit(cache=True)
+def sparse_diff_sqnorm(data, indices, indptr, a, b):
+    """||x_a - x_b||^2 for CSR rows with sorted indices; O(nnz(a) + nnz(b))."""
+    i = indptr[a]
+    ie = indptr[a + 1]
+    j = indptr[b]
+    je = indptr[b + 1]
+    acc = 0.0
+    while i < ie or j < je:
+        if j >= je or (i < ie and indices[i] < indices[j]):
+            acc += data[i] * data[i]
+            i += 1
+        elif i >= ie or indices[j] < indices[i]:
+            acc += data[j] * data[j]
+            j += 1
+        else:
+            diff = data[i] - data[j]
+            acc += diff * diff
+            i += 1
+            j += 1
+    return acc
+
+
+@njit(cache=True, inline="always")
+def _sparse_axpy(coef, data, indices, start, end, v, fstate):
+    vsq = fstate[1]
+    for k in range(start, end):
+        j = indices[k]
+        old = v[j]
+        new = old + coef * data[k]
+        v[j] = new
+        vsq += new * new - old * old
+    fstate[1] = vsq if vsq > 0.0 else 0.0
+
+
+@njit(cache=True)
+def pair_step_sparse(data, indices, indptr, a, b, yab, t, learner, lam, C, v, fstate):
+    """One learner step on CSR rows a, b; O(nnz(a) + nnz(b)). Returns True if x was added."""
+    sa = indptr[a]
+    ea = indptr[a + 1]
+    sb = indptr[b]
+    eb = indptr[b + 1]
+    wx = fstate[0] * (_sparse_dot(v, data, indices, sa, ea) - _sparse_dot(v, data, indices, sb, eb))
+    xx = 0.0
+    if needs_squared_norm(learner) and yab * wx < 1.0:
+        xx = sparse_diff_sqnorm(data, indices, indptr, a, b)
+    wsq = fstate[0] * fstate[0] * fstate[1]
+    c, d = learner_coefficients(learner, yab, wx, xx, wsq, t, lam, C)
+    _shrink(c, v, fstate)
+    if d != 0.0:
+        coef = d / fstate[0]
+        _sparse_axpy(coef, data, indices, sa, ea, v, fstate)
+        _sparse_axpy(-coef, data, indices, sb, eb, v, fstate)
+    _project_and_rescale(learner, lam, v, fstate)
+    return d != 0.0

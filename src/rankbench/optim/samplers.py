@@ -1,0 +1,358 @@
+"""Pair samplers for Stochastic Pairwise Descent (Sculley 2009, sect. 3.1) and their RNG.
+
+A *candidate pair* is two documents of the same query with different labels; P is
+the set of them (each unordered pair once; its preferred side is the higher label).
+Every sampler returns row indices ``(a, b)`` of a pair of P, in either orientation:
+the SPD step only uses ``y = sign(y_a - y_b)`` and ``x = a - b``, which is symmetric.
+The samplers differ in the distribution over P, hence in the objective that SPD
+really minimises, ``lambda/2 ||w||^2 + sum_{p in P} pi(p) hinge_p(w)``:
+
+``uniform`` (SAMPLER_UNIFORM)
+    pi(p) = 1/|P|: exactly the RankSVM objective of the paper's sect. 2
+    (``lambda/2 ||w||^2 + 1/|P| sum_P hinge``), i.e. Chapelle eq. (1) at
+    ``C = 1/(lambda |P|)``.  A block is a (query, higher label, lower label) cell;
+    it is drawn with probability ``n_hi * n_lo / |P|`` from a Walker alias table
+    (O(1) per draw), then one document of each side uniformly.  The paper omits
+    this sampler ("the more general algorithm is omitted for lack of space").
+``indexed`` (SAMPLER_INDEXED)
+    The paper's constant-time index: a query uniformly among the queries with at
+    least two distinct labels, two distinct labels of it uniformly, one document of
+    each label uniformly.  For a pair p = (a, b) of query q with labels l != m,
+    ``pi(p) = 2 / (|Q'| * L_q (L_q - 1) * n_{q,l} * n_{q,m})`` where Q' is the set
+    of queries with at least two labels, L_q the number of distinct labels of q and
+    n_{q,l} the number of documents of q with label l.  So every query weighs the
+    same and, inside a query, every label pair weighs the same (Cao et al.'s query
+    normalisation); it equals ``uniform`` only when those counts are all equal.
+``rejection`` (SAMPLER_REJECTION)
+    Two documents uniformly and independently from all n until they share a query
+    and differ in label.  Each accepted ordered pair is equally likely, so this is
+    also exactly uniform over P (the same objective as ``uniform``), and it needs no
+    index, only the query and label of each document (it works on a stream).  The
+    expected number of draws per pair is ``n^2 / (2 |P|)``.
+
+Queries whose documents all share one label contribute no pair and are never
+sampled by ``indexed`` or ``uniform``.
+
+The generator is xoshiro256** (Blackman & Vigna) with its 4-word state in a uint64
+array, so a run can be cut into segments (checkpoints) and continued bit-identically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+SAMPLER_INDEXED = 0
+SAMPLER_UNIFORM = 1
+SAMPLER_REJECTION = 2
+
+SAMPLERS = {"indexed": SAMPLER_INDEXED, "uniform": SAMPLER_UNIFORM, "rejection": SAMPLER_REJECTION}
+
+_U53 = 1.0 / 9007199254740992.0  # 2**-53
+
+
+def seed_rng_state(random_state: int | np.random.SeedSequence | None) -> np.ndarray:
+    """A 4-word xoshiro256** state from an integer seed (None: fresh OS entropy)."""
+    if isinstance(random_state, np.random.Generator | np.random.RandomState):
+        raise ValueError("random_state must be an int, a SeedSequence or None, not a generator")
+    if random_state is not None and not isinstance(random_state, np.random.SeedSequence):
+        if isinstance(random_state, bool) or not isinstance(random_state, int | np.integer):
+            raise ValueError(f"random_state must be an int or None, got {random_state!r}")
+        if random_state < 0:
+            raise ValueError(f"random_state must be >= 0, got {random_state}")
+    ss = random_state if isinstance(random_state, np.random.SeedSequence) else np.random.SeedSequence(random_state)
+    state = ss.generate_state(4, dtype=np.uint64)
+    if not state.any():  # the all-zero state is the one fixed point of xoshiro
+        state[0] = np.uint64(0x9E3779B97F4A7C15)
+    return state
+
+
+@njit(cache=True, inline="always")
+def _rotl(x, k):
+    return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
+
+
+@njit(cache=True, inline="always")
+def rng_next(s):
+    """Next 64-bit output of xoshiro256** advancing the state array ``s`` in place."""
+    s0 = s[0]
+    s1 = s[1]
+    s2 = s[2]
+    s3 = s[3]
+    result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    s[0] = s0
+    s[1] = s1
+    s[2] = s2
+    s[3] = s3
+    return result
+
+
+@njit(cache=True, inline="always")
+def rng_uniform(s):
+    """A float64 uniform on [0, 1) with 53 random bits."""
+    return np.float64(rng_next(s) >> np.uint64(11)) * _U53
+
+
+@njit(cache=True, inline="always")
+def rng_below(s, k):
+    """An integer uniform on [0, k) (k >= 1); bias below k / 2**53."""
+    r = np.int64(rng_uniform(s) * k)
+    return r if r < k else k - 1
+
+
+@dataclass(frozen=True)
+class PairIndex:
+    """The sampling index of one ranking data set (built once, O(n log n)).
+
+    Documents are regrouped by (query, label) into *groups*: group ``g`` holds rows
+    ``order[group_start[g]:group_start[g+1]]``, all with label ``group_label[g]``.
+    Only queries with at least two labels are kept; valid query ``k`` owns groups
+    ``query_group_ptr[k]:query_group_ptr[k+1]`` (labels increasing).  A *block* is a
+    (higher group, lower group) couple of one query: ``block_hi``, ``block_lo``,
+    with its Walker alias table ``alias_prob`` / ``alias_idx`` for draws with
+    probability ``n_hi n_lo / |P|``.  ``doc_query`` (query position of each row)
+    and ``y`` serve the rejection sampler.
+    """
+
+    order: np.ndarray
+    group_start: np.ndarray
+    group_label: np.ndarray
+    query_group_ptr: np.ndarray
+    block_hi: np.ndarray
+    block_lo: np.ndarray
+    block_pairs: np.ndarray
+    alias_prob: np.ndarray
+    alias_idx: np.ndarray
+    doc_query: np.ndarray
+    y: np.ndarray
+    n_pairs: int
+
+    @property
+    def n_valid_queries(self) -> int:
+        return int(self.query_group_ptr.shape[0] - 1)
+
+    def sampler_arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays every sampling kernel takes, in kernel argument order."""
+        return (self.order, self.group_start, self.query_group_ptr, self.block_hi,
+                self.block_lo, self.alias_prob, self.alias_idx, self.doc_query, self.y)
+
+
+def build_pair_index(y: np.ndarray, query_ptr: np.ndarray) -> PairIndex:
+    """Index documents by (query, label) for O(1) pair sampling; O(n log n).
+
+    ``y`` int64 labels and ``query_ptr`` query offsets as in RankingData.  Raises
+    ValueError when no query holds two documents with different labels (P empty).
+    """
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    query_ptr = np.ascontiguousarray(query_ptr, dtype=np.int64)
+    n = y.shape[0]
+    if query_ptr.ndim != 1 or query_ptr.shape[0] < 2 or query_ptr[0] != 0 or query_ptr[-1] != n:
+        raise ValueError("query_ptr must run from 0 to len(y) with one entry per query boundary")
+    if np.any(np.diff(query_ptr) <= 0):
+        raise ValueError("query_ptr must be strictly increasing (no empty query)")
+    n_queries = query_ptr.shape[0] - 1
+    doc_query = np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(query_ptr))
+    order = np.lexsort((y, doc_query)).astype(np.int64)
+    ys = y[order]
+    qs = doc_query[order]
+    new_group = np.empty(n, dtype=bool)
+    new_group[0] = True
+    new_group[1:] = (ys[1:] != ys[:-1]) | (qs[1:] != qs[:-1])
+    g_first = np.flatnonzero(new_group)
+    g_query = qs[g_first]
+    levels_per_query = np.bincount(g_query, minlength=n_queries)
+    valid_query = levels_per_query >= 2
+    if not valid_query.any():
+        raise ValueError(
+            "no valid pairs: every query has a single relevance label, so there is no "
+            "pair of documents of one query with different labels to learn from"
+        )
+    keep_group = valid_query[g_query]
+    g_count = np.diff(np.append(g_first, n))
+    # Rebuild order with only the documents of valid queries, groups kept in place.
+    keep_doc = np.repeat(keep_group, g_count)
+    order = order[keep_doc]
+    counts = g_count[keep_group]
+    group_start = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=group_start[1:])
+    group_label = ys[g_first][keep_group]
+    groups_per_valid = levels_per_query[valid_query]
+    query_group_ptr = np.zeros(groups_per_valid.shape[0] + 1, dtype=np.int64)
+    np.cumsum(groups_per_valid, out=query_group_ptr[1:])
+    block_hi, block_lo, block_pairs = _blocks(query_group_ptr, counts)
+    n_pairs = int(block_pairs.sum())
+    alias_prob, alias_idx = alias_table(block_pairs.astype(np.float64))
+    return PairIndex(order=order, group_start=group_start, group_label=group_label,
+                     query_group_ptr=query_group_ptr, block_hi=block_hi, block_lo=block_lo,
+                     block_pairs=block_pairs, alias_prob=alias_prob, alias_idx=alias_idx,
+                     doc_query=doc_query, y=y, n_pairs=n_pairs)
+
+
+@njit(cache=True)
+def _blocks(query_group_ptr, counts):
+    n_blocks = 0
+    for k in range(query_group_ptr.shape[0] - 1):
+        m = query_group_ptr[k + 1] - query_group_ptr[k]
+        n_blocks += m * (m - 1) // 2
+    hi = np.empty(n_blocks, dtype=np.int64)
+    lo = np.empty(n_blocks, dtype=np.int64)
+    pairs = np.empty(n_blocks, dtype=np.int64)
+    pos = 0
+    for k in range(query_group_ptr.shape[0] - 1):
+        for g in range(query_group_ptr[k] + 1, query_group_ptr[k + 1]):
+            for h in range(query_group_ptr[k], g):
+                hi[pos] = g
+                lo[pos] = h
+                pairs[pos] = counts[g] * counts[h]
+                pos += 1
+    return hi, lo, pairs
+
+
+@njit(cache=True)
+def alias_table(weights):
+    """Walker/Vose alias table for drawing index i with probability weights[i]/sum; O(m)."""
+    m = weights.shape[0]
+    total = 0.0
+    for i in range(m):
+        total += weights[i]
+    prob = np.empty(m, dtype=np.float64)
+    alias = np.arange(m).astype(np.int64)
+    scaled = np.empty(m, dtype=np.float64)
+    small = np.empty(m, dtype=np.int64)
+    large = np.empty(m, dtype=np.int64)
+    ns = 0
+    nl = 0
+    for i in range(m):
+        scaled[i] = weights[i] * m / total
+        if scaled[i] < 1.0:
+            small[ns] = i
+            ns += 1
+        else:
+            large[nl] = i
+            nl += 1
+    while ns > 0 and nl > 0:
+        ns -= 1
+        s = small[ns]
+        g = large[nl - 1]
+        prob[s] = scaled[s]
+        alias[s] = g
+        scaled[g] = (scaled[g] + scaled[s]) - 1.0
+        if scaled[g] < 1.0:
+            nl -= 1
+            small[ns] = g
+            ns += 1
+    # Leftovers are 1 up to rounding.
+    for i in range(nl):
+        prob[large[i]] = 1.0
+    for i in range(ns):
+        prob[small[i]] = 1.0
+    return prob, alias
+
+
+@njit(cache=True, inline="always")
+def _doc_of_group(rng, order, group_start, g):
+    lo = group_start[g]
+    return order[lo + rng_below(rng, group_start[g + 1] - lo)]
+
+
+@njit(cache=True)
+def draw_pair(sampler, rng, order, group_start, query_group_ptr, block_hi, block_lo,
+              alias_prob, alias_idx, doc_query, y, counters):
+    """One candidate pair (a, b) (rows, same query, y_a != y_b); O(1) expected.
+
+    ``counters[0]`` accumulates the rejected draws of the rejection sampler.
+    """
+    if sampler == SAMPLER_INDEXED:
+        k = rng_below(rng, query_group_ptr.shape[0] - 1)
+        g0 = query_group_ptr[k]
+        n_levels = query_group_ptr[k + 1] - g0
+        la = rng_below(rng, n_levels)
+        lb = rng_below(rng, n_levels - 1)
+        if lb >= la:
+            lb += 1
+        a = _doc_of_group(rng, order, group_start, g0 + la)
+        b = _doc_of_group(rng, order, group_start, g0 + lb)
+        return a, b
+    if sampler == SAMPLER_UNIFORM:
+        j = rng_below(rng, alias_prob.shape[0])
+        if rng_uniform(rng) >= alias_prob[j]:
+            j = alias_idx[j]
+        a = _doc_of_group(rng, order, group_start, block_hi[j])
+        b = _doc_of_group(rng, order, group_start, block_lo[j])
+        return a, b
+    n = y.shape[0]
+    while True:
+        a = rng_below(rng, n)
+        b = rng_below(rng, n)
+        if doc_query[a] == doc_query[b] and y[a] != y[b]:
+            return a, b
+        counters[0] += 1
+
+
+@njit(cache=True)
+def _draw_pairs_kernel(k, sampler, rng, order, group_start, query_group_ptr, block_hi,
+                       block_lo, alias_prob, alias_idx, doc_query, y, counters):
+    a_out = np.empty(k, dtype=np.int64)
+    b_out = np.empty(k, dtype=np.int64)
+    for i in range(k):
+        a, b = draw_pair(sampler, rng, order, group_start, query_group_ptr, block_hi,
+                         block_lo, alias_prob, alias_idx, doc_query, y, counters)
+        a_out[i] = a
+        b_out[i] = b
+    return a_out, b_out
+
+
+def sampler_code(sampler: str) -> int:
+    """The kernel code of a sampler name; ValueError naming the known ones."""
+    if sampler not in SAMPLERS:
+        raise ValueError(f"unknown sampler {sampler!r}; known samplers: {', '.join(SAMPLERS)}")
+    return SAMPLERS[sampler]
+
+
+def draw_pairs(index: PairIndex, sampler: str, k: int, random_state: int | None = 0
+               ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Draw ``k`` pairs with the SPD kernel's sampler: rows ``(a, b)`` and the rejected-draw count.
+
+    Same code path as the training kernel; for tests and diagnostics.
+    """
+    code = sampler_code(sampler)
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    rng = seed_rng_state(random_state)
+    counters = np.zeros(1, dtype=np.int64)
+    a, b = _draw_pairs_kernel(int(k), code, rng, *index.sampler_arrays(), counters)
+    return a, b, int(counters[0])
+
+
+def pair_probabilities(index: PairIndex, sampler: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair of P as rows ``(hi, lo)`` (y_hi > y_lo) with its sampling probability pi.
+
+    O(|P|): enumerates P, so for small problems (tests, diagnostics) only.
+    """
+    code = sampler_code(sampler)
+    hi_rows, lo_rows, probs = [], [], []
+    n_valid = index.n_valid_queries
+    for blk in range(index.block_hi.shape[0]):
+        gh, gl = int(index.block_hi[blk]), int(index.block_lo[blk])
+        docs_h = index.order[index.group_start[gh]:index.group_start[gh + 1]]
+        docs_l = index.order[index.group_start[gl]:index.group_start[gl + 1]]
+        if code == SAMPLER_INDEXED:
+            k = int(np.searchsorted(index.query_group_ptr, gh, side="right") - 1)
+            n_lev = int(index.query_group_ptr[k + 1] - index.query_group_ptr[k])
+            p = 2.0 / (n_valid * n_lev * (n_lev - 1) * docs_h.size * docs_l.size)
+        else:
+            p = 1.0 / index.n_pairs
+        hh, ll = np.meshgrid(docs_h, docs_l, indexing="ij")
+        hi_rows.append(hh.ravel())
+        lo_rows.append(ll.ravel())
+        probs.append(np.full(hh.size, p))
+    return np.concatenate(hi_rows), np.concatenate(lo_rows), np.concatenate(probs)

@@ -1,0 +1,122 @@
+"""Stochastic Pairwise Descent (Sculley 2009, Alg. 1): sample a pair, take one learner step.
+
+The whole loop (sampling + step) runs in one numba kernel per segment; a run is cut
+into segments at the checkpoints and the state (w as scale * v, step counter, RNG
+state) is carried over, so a run with checkpoints is bit-identical to one without.
+P is never materialised: the sampler draws from the PairIndex (samplers.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from rankbench.optim.pair_steps import LEARNERS, pair_step_dense, pair_step_sparse
+from rankbench.optim.samplers import (
+    PairIndex,
+    draw_pair,
+    sampler_code,
+    seed_rng_state,
+)
+
+
+@njit(cache=True)
+def spd_segment_dense(X, n_steps, learner, lam, C, sampler, order, group_start,
+                      query_group_ptr, block_hi, block_lo, alias_prob, alias_idx,
+                      doc_query, y, rng, v, fstate, counters):
+    """Run ``n_steps`` SPD steps on dense X; O(n_steps d).
+
+    ``counters = [rejected draws, steps taken t, steps that added x]`` carry over.
+    """
+    for _ in range(n_steps):
+        a, b = draw_pair(sampler, rng, order, group_start, query_group_ptr, block_hi,
+                         block_lo, alias_prob, alias_idx, doc_query, y, counters)
+        counters[1] += 1
+        yab = 1.0 if y[a] > y[b] else -1.0
+        if pair_step_dense(X, a, b, yab, counters[1], learner, lam, C, v, fstate):
+            counters[2] += 1
+
+
+@njit(cache=True)
+def spd_segment_sparse(data, indices, indptr, n_steps, learner, lam, C, sampler, order,
+                       group_start, query_group_ptr, block_hi, block_lo, alias_prob,
+                       alias_idx, doc_query, y, rng, v, fstate, counters):
+    """Run ``n_steps`` SPD steps on CSR X; O(n_steps * (nnz(a) + nnz(b)))."""
+    for _ in range(n_steps):
+        a, b = draw_pair(sampler, rng, order, group_start, query_group_ptr, block_hi,
+                         block_lo, alias_prob, alias_idx, doc_query, y, counters)
+        counters[1] += 1
+        yab = 1.0 if y[a] > y[b] else -1.0
+        if pair_step_sparse(data, indices, indptr, a, b, yab, counters[1], learner, lam, C,
+                            v, fstate):
+            counters[2] += 1
+
+
+def learner_code(learner: str) -> int:
+    """The kernel code of a learner name; ValueError naming the known ones."""
+    if learner not in LEARNERS:
+        raise ValueError(f"unknown learner {learner!r}; known learners: {', '.join(LEARNERS)}")
+    return LEARNERS[learner]
+
+
+@dataclass
+class SPDState:
+    """Everything an SPD run carries between segments: w = scale * v, counters, RNG."""
+
+    v: np.ndarray
+    fstate: np.ndarray  # [scale, ||v||^2]
+    counters: np.ndarray  # [rejected draws, steps t, updating steps]
+    rng: np.ndarray
+    history: list = field(default_factory=list)
+
+    @classmethod
+    def start(cls, n_features: int, random_state) -> SPDState:
+        """w = 0 at step 0 with the RNG seeded from ``random_state``."""
+        return cls(v=np.zeros(n_features), fstate=np.array([1.0, 0.0]),
+                   counters=np.zeros(3, dtype=np.int64), rng=seed_rng_state(random_state))
+
+    @property
+    def n_steps(self) -> int:
+        return int(self.counters[1])
+
+    @property
+    def n_rejected(self) -> int:
+        return int(self.counters[0])
+
+    @property
+    def n_updates(self) -> int:
+        return int(self.counters[2])
+
+    def coef(self) -> np.ndarray:
+        """w as a fresh dense array; O(d)."""
+        return self.fstate[0] * self.v
+
+
+def prepare_X(X):
+    """X in the kernels' layout: C-contiguous float64, or CSR with sorted int32/int64 indices."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        if X.dtype != np.float64:
+            X = X.astype(np.float64)
+        if not X.has_sorted_indices:
+            X = X.sorted_indices()
+        return X
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def run_segment(X, index: PairIndex, state: SPDState, n_steps: int, learner: str,
+                lam: float, C: float, sampler: str) -> None:
+    """Advance ``state`` by ``n_steps`` SPD steps in one kernel call (arguments checked by the caller)."""
+    lcode = learner_code(learner)
+    scode = sampler_code(sampler)
+    arrays = index.sampler_arrays()
+    if sp.issparse(X):
+        spd_segment_sparse(X.data, X.indices, X.indptr, int(n_steps), lcode, float(lam),
+                           float(C), scode, *arrays, state.rng, state.v, state.fstate,
+                           state.counters)
+    else:
+        spd_segment_dense(X, int(n_steps), lcode, float(lam), float(C), scode, *arrays,
+                          state.rng, state.v, state.fstate, state.counters)
