@@ -1,0 +1,105 @@
+"""Explicit-pairs oracle (PRSVM, Chapelle & Keerthi sect. 3): O(nd + p) per f, gradient and Hv.
+
+The p x n matrix A (row k = e_i - e_j for the k-th preference pair) is stored as its
+two column indices per row; A z, A^T u and A^T D A d are O(p) loops over them.  The
+pair list costs O(p) memory: that is the method (and its limit, see the benchmark).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from rankbench.objective.base import PairOracle
+
+
+@njit(cache=True)
+def count_pairs_kernel(y, query_ptr):
+    """|P| by an O(sum_q n_q^2) double loop (used to size the pair list)."""
+    total = 0
+    for q in range(query_ptr.shape[0] - 1):
+        for i in range(query_ptr[q], query_ptr[q + 1]):
+            for j in range(query_ptr[q], query_ptr[q + 1]):
+                if y[i] > y[j]:
+                    total += 1
+    return total
+
+
+@njit(cache=True)
+def build_pairs(y, query_ptr, n_pairs):
+    """Rows of A: (preferred, less relevant) document indices of every preference pair."""
+    hi = np.empty(n_pairs, dtype=np.int64)
+    lo = np.empty(n_pairs, dtype=np.int64)
+    k = 0
+    for q in range(query_ptr.shape[0] - 1):
+        for i in range(query_ptr[q], query_ptr[q + 1]):
+            for j in range(query_ptr[q], query_ptr[q + 1]):
+                if y[i] > y[j]:
+                    hi[k] = i
+                    lo[k] = j
+                    k += 1
+    return hi, lo
+
+
+@njit(cache=True)
+def pairs_fun(hi, lo, grank, z, M, W, off_m, sign, power, gz, dcoef):
+    """Add one loss piece over the explicit pairs to dL/dz and the pair curvature D; return its L."""
+    value = 0.0
+    for k in range(hi.shape[0]):
+        i = hi[k]
+        j = lo[k]
+        m = M[grank[i], grank[j]] + off_m
+        if z[j] > z[i] - m:
+            c = sign * W[grank[i], grank[j]]
+            r = m - z[i] + z[j]
+            if power == 2:
+                value += c * r * r
+                gz[i] -= 2.0 * c * r
+                gz[j] += 2.0 * c * r
+                dcoef[k] += c
+            else:
+                value += c * r
+                gz[i] -= c
+                gz[j] += c
+    return value
+
+
+@njit(cache=True)
+def pairs_hess(hi, lo, dcoef, d):
+    """A^T D A d; O(p)."""
+    out = np.zeros_like(d)
+    for k in range(hi.shape[0]):
+        c = dcoef[k]
+        if c != 0.0:
+            t = c * (d[hi[k]] - d[lo[k]])
+            out[hi[k]] += t
+            out[lo[k]] -= t
+    return out
+
+
+class ExplicitPairsOracle(PairOracle):
+    """PRSVM's oracle over the explicit sparse pair matrix A (O(p) memory and time)."""
+
+    name = "pairs"
+    max_pairs = 200_000_000
+
+    def _setup(self) -> None:
+        p = self.levels.n_pairs()
+        if p > self.max_pairs:
+            raise ValueError(f"explicit pairs oracle: {p} preference pairs exceed max_pairs="
+                             f"{self.max_pairs} (memory O(p)); use oracle='tree' or 'counting'")
+        self.hi, self.lo = build_pairs(self.y, self.query_ptr, p)
+        self._dcoef = None
+
+    def _loss_grad_z(self, z):
+        gz = np.zeros_like(z)
+        dcoef = np.zeros(self.hi.shape[0])
+        value = 0.0
+        for off, sign in self._pieces():
+            value += pairs_fun(self.hi, self.lo, self.levels.grank, z, self.margin, self.weight,
+                               off, sign, self.power, gz, dcoef)
+        self._dcoef = dcoef
+        return value, gz
+
+    def _hess_z(self, d):
+        return 2.0 * pairs_hess(self.hi, self.lo, self._dcoef, d)

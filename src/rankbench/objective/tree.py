@@ -1,0 +1,210 @@
+"""Order-statistic tree oracle (Lee & Lin 2014): O(nd + n log n) per f/gradient, O(nd + n log k) per Hv.
+
+For each document i, with s_h = z_h - m the shifted score of a preferred document h:
+l_i^+ / alpha_i^+ count / sum the documents h with y_h > y_i and s_h < z_i (pairs
+where i is the less relevant one and the margin is violated), l_i^- / alpha_i^- the
+documents l with y_l < y_i and z_l > s_i.  One ascending and one descending sweep per
+query in score order, with Fenwick trees indexed by the label rank inside the query,
+give all of them whatever the number k of relevance levels.  The sort is done once in
+``fun`` and reused by every Hessian-vector product of that Newton step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from rankbench.objective.base import PairOracle
+from rankbench.objective.score_order import sort_within_queries
+
+
+@njit(cache=True)
+def _fw_add(tree, i, v):
+    i += 1
+    while i < tree.shape[0]:
+        tree[i] += v
+        i += i & (-i)
+
+
+@njit(cache=True)
+def _fw_prefix(tree, i):
+    """Sum of Fenwick positions 0..i-1."""
+    s = 0.0
+    while i > 0:
+        s += tree[i]
+        i -= i & (-i)
+    return s
+
+
+@njit(cache=True)
+def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
+    """Add one loss piece (margin m, coefficient c) to dL/dz and the Hessian diagonal; return its L."""
+    kmax = 1
+    for q in range(n_levels.shape[0]):
+        if n_levels[q] > kmax:
+            kmax = n_levels[q]
+    fc = np.zeros(kmax + 1)
+    fs = np.zeros(kmax + 1)
+    fq = np.zeros(kmax + 1)
+    value = 0.0
+    for q in range(query_ptr.shape[0] - 1):
+        a = query_ptr[q]
+        b = query_ptr[q + 1]
+        k = n_levels[q]
+        if k < 2:
+            continue
+        # ascending: i in the less relevant role, partners h with s_h < z_i and higher rank;
+        # the tree is indexed by reversed rank so "higher rank" is a prefix (no cancellation)
+        for t in range(k + 1):
+            fc[t] = 0.0
+            fs[t] = 0.0
+        ptr = a
+        for p in range(a, b):
+            i = order[p]
+            zi = z[i]
+            while ptr < b and z[order[ptr]] - m < zi:
+                h = order[ptr]
+                _fw_add(fc, k - 1 - qrank[h], 1.0)
+                _fw_add(fs, k - 1 - qrank[h], z[h])
+                ptr += 1
+            cnt = _fw_prefix(fc, k - 1 - qrank[i])
+            if cnt > 0.0:
+                S = _fw_prefix(fs, k - 1 - qrank[i])
+                if power == 2:
+                    gz[i] += 2.0 * c * (cnt * (m + zi) - S)
+                    diag[i] += c * cnt
+                else:
+                    gz[i] += c * cnt
+        # descending: i in the preferred role, partners l with z_l > s_i and lower rank
+        for t in range(k + 1):
+            fc[t] = 0.0
+            fs[t] = 0.0
+            fq[t] = 0.0
+        ptr = b - 1
+        for p in range(b - 1, a - 1, -1):
+            i = order[p]
+            si = z[i] - m
+            while ptr >= a and z[order[ptr]] > si:
+                l = order[ptr]
+                _fw_add(fc, qrank[l], 1.0)
+                _fw_add(fs, qrank[l], z[l])
+                _fw_add(fq, qrank[l], z[l] * z[l])
+                ptr -= 1
+            cnt = _fw_prefix(fc, qrank[i])
+            if cnt > 0.0:
+                S = _fw_prefix(fs, qrank[i])
+                am = m - z[i]
+                if power == 2:
+                    S2 = _fw_prefix(fq, qrank[i])
+                    gz[i] -= 2.0 * c * (cnt * am + S)
+                    diag[i] += c * cnt
+                    value += c * (cnt * am * am + 2.0 * am * S + S2)
+                else:
+                    gz[i] -= c * cnt
+                    value += c * (cnt * am + S)
+    return value
+
+
+@njit(cache=True)
+def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma):
+    """Add c * (sum of d over the active partners of i) to gamma[i] for one loss piece; O(n log k)."""
+    kmax = 1
+    for q in range(n_levels.shape[0]):
+        if n_levels[q] > kmax:
+            kmax = n_levels[q]
+    fs = np.zeros(kmax + 1)
+    for q in range(query_ptr.shape[0] - 1):
+        a = query_ptr[q]
+        b = query_ptr[q + 1]
+        k = n_levels[q]
+        if k < 2:
+            continue
+        for t in range(k + 1):
+            fs[t] = 0.0
+        ptr = a
+        for p in range(a, b):
+            i = order[p]
+            zi = z[i]
+            while ptr < b and z[order[ptr]] - m < zi:
+                h = order[ptr]
+                _fw_add(fs, k - 1 - qrank[h], d[h])
+                ptr += 1
+            gamma[i] += c * _fw_prefix(fs, k - 1 - qrank[i])
+        for t in range(k + 1):
+            fs[t] = 0.0
+        ptr = b - 1
+        for p in range(b - 1, a - 1, -1):
+            i = order[p]
+            si = z[i] - m
+            while ptr >= a and z[order[ptr]] > si:
+                l = order[ptr]
+                _fw_add(fs, qrank[l], d[l])
+                ptr -= 1
+            gamma[i] += c * _fw_prefix(fs, qrank[i])
+
+
+@njit(cache=True)
+def tree_active_pairs(order, query_ptr, qrank, n_levels, z, m):
+    """Number of pairs (i preferred over l) with z_l > z_i - m, i.e. margin below m; O(n log k)."""
+    kmax = 1
+    for q in range(n_levels.shape[0]):
+        if n_levels[q] > kmax:
+            kmax = n_levels[q]
+    fc = np.zeros(kmax + 1)
+    total = 0
+    for q in range(query_ptr.shape[0] - 1):
+        a = query_ptr[q]
+        b = query_ptr[q + 1]
+        k = n_levels[q]
+        if k < 2:
+            continue
+        for t in range(k + 1):
+            fc[t] = 0.0
+        ptr = b - 1
+        for p in range(b - 1, a - 1, -1):
+            i = order[p]
+            si = z[i] - m
+            while ptr >= a and z[order[ptr]] > si:
+                _fw_add(fc, qrank[order[ptr]], 1.0)
+                ptr -= 1
+            total += int(_fw_prefix(fc, qrank[i]))
+    return total
+
+
+class TreeOracle(PairOracle):
+    """Lee & Lin's order-statistic-tree oracle (Fenwick tree over label ranks), any number of levels."""
+
+    name = "tree"
+    supports_rescaling = False
+
+    def _setup(self) -> None:
+        lv = self.levels
+        self._m = 1.0
+        self._c = 1.0
+        if lv.levels.shape[0] > 1:
+            # uniform margin and weight (rescaling is refused in the base class)
+            self._m = float(self.margin[1, 0])
+            self._c = float(self.weight[1, 0])
+        self._order = None
+        self._z = None
+        self._diag = None
+
+    def _loss_grad_z(self, z):
+        lv = self.levels
+        order = sort_within_queries(z, lv.query_ptr)
+        gz = np.zeros_like(z)
+        diag = np.zeros_like(z)
+        value = 0.0
+        for off, sign in self._pieces():
+            value += tree_fun(order, lv.query_ptr, lv.qrank, lv.n_levels, z,
+                              self._m + off, sign * self._c, self.power, gz, diag)
+        self._order, self._z, self._diag = order, z, diag
+        return value, gz
+
+    def _hess_z(self, d):
+        lv = self.levels
+        gamma = np.zeros_like(d)
+        for off, sign in self._pieces():
+            tree_hess(self._order, lv.query_ptr, lv.qrank, lv.n_levels, self._z,
+                      self._m + off, sign * self._c, d, gamma)
+        return 2.0 * (self._diag * d - gamma)

@@ -1,0 +1,172 @@
+"""Every pair oracle against the numpy brute force (value, gradient, Hv), and the brute force
+against finite differences and hand-worked pairs."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rankbench.objective import (
+    ORACLES,
+    count_pairs,
+    make_oracle,
+    pairs_with_margin,
+    ranksvm_objective,
+)
+
+FAST = [name for name in ORACLES if name != "brute"]
+
+
+def _problem(seed, sizes, n_levels, d=5, integer=True, sparse=False):
+    """Random grouped problem; integer data and half-integer w make margins hit t = 1 exactly."""
+    rng = np.random.default_rng(seed)
+    ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(ptr[-1])
+    if integer:
+        X = rng.integers(-2, 3, size=(n, d)).astype(float)
+        w = rng.integers(-2, 3, size=d) / 2.0
+    else:
+        X = rng.standard_normal((n, d))
+        w = rng.standard_normal(d)
+    y = rng.integers(0, n_levels, size=n) * 3 - 1  # labels need not start at 0
+    if sparse:
+        X[rng.random(X.shape) < 0.5] = 0.0
+        X = sp.csr_matrix(X)
+    return X, y, ptr, w, rng.standard_normal(d)
+
+
+CASES = [
+    # (seed, query sizes, levels, integer data, sparse)
+    (0, [1, 5, 8, 3, 12, 7], 2, True, False),
+    (1, [1, 5, 8, 3, 12, 7], 3, True, True),
+    (2, [20, 1, 1, 9, 30], 5, True, False),
+    (3, [40], 2, False, True),
+    (4, [6, 6, 6, 25], 4, False, False),
+    (5, [2, 3, 50], 5, True, True),
+]
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "huber", "hinge"])
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("oracle", FAST)
+def test_oracle_matches_brute_force(oracle, case, loss):
+    seed, sizes, k, integer, sparse = case
+    X, y, ptr, w, v = _problem(seed, sizes, k, integer=integer, sparse=sparse)
+    ref = make_oracle("brute", X, y, ptr, C=0.37, loss=loss)
+    got = make_oracle(oracle, X, y, ptr, C=0.37, loss=loss)
+    f_ref, f = ref.fun(w), got.fun(w)
+    assert f == pytest.approx(f_ref, rel=1e-10, abs=1e-12)
+    np.testing.assert_allclose(got.grad(w), ref.grad(w), rtol=1e-10, atol=1e-10 * np.abs(ref.grad(w)).max())
+    if loss != "hinge":
+        h_ref = ref.hess_vec(v)
+        np.testing.assert_allclose(got.hess_vec(v), h_ref, rtol=1e-10, atol=1e-10 * np.abs(h_ref).max())
+
+
+def test_margin_ties_are_counted_the_same_everywhere():
+    # every pair difference sits exactly on t = 1 or t = 0: the generalized Hessian
+    # convention (active iff t < 1 strictly) must be shared by all oracles
+    X = np.array([[1.0], [0.0], [1.0], [0.0], [2.0], [1.0]])
+    y = np.array([1, 0, 1, 0, 2, 1])
+    ptr = np.array([0, 6])
+    w = np.array([1.0])
+    ref = make_oracle("brute", X, y, ptr, C=1.0)
+    ref.fun(w)
+    # pairs: (1,0)-labelled with t=1 -> inactive; label 2 (z=2) over label 1 (z=1,1,1): t=1 -> inactive;
+    # label 2 over label 0 (z=0): t=2 -> inactive; label-1 docs over label-0 docs: t in {1} -> inactive
+    assert ref.fun(w) == pytest.approx(0.5)
+    assert np.allclose(ref.hess_vec(np.array([1.0])), [1.0])
+    for name in FAST:
+        o = make_oracle(name, X, y, ptr, C=1.0)
+        assert o.fun(w) == ref.fun(w)
+        assert np.allclose(o.hess_vec(np.array([1.0])), [1.0])
+    # shift one document by 0.5 so exactly its pairs become active
+    w2 = np.array([0.5])
+    for name in ORACLES:
+        o = make_oracle(name, X, y, ptr, C=1.0)
+        # z = (.5,0,.5,0,1,.5): pairs 1>0 t=.5 (6 of them: 3 label-1 x 2 label-0, loss .25 each),
+        # 2>1 t=.5 (3 pairs, .25 each), 2>0 t=1 (2 pairs, 0)
+        assert o.fun(w2) == pytest.approx(0.125 + 9 * 0.25)
+
+
+def test_hand_worked_single_pair():
+    X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    y = np.array([1, 0])
+    w = np.array([0.25, -0.25])  # t = 0.5: loss 0.25, dL/dt = -1
+    for name in ORACLES:
+        o = make_oracle(name, X, y, None, C=2.0)
+        assert o.fun(w) == pytest.approx(0.0625 + 2.0 * 0.25)
+        np.testing.assert_allclose(o.grad(w), w + 2.0 * np.array([-1.0, 1.0]))
+        np.testing.assert_allclose(o.hess_vec(np.array([1.0, 0.0])), [1.0 + 4.0, -4.0])
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "huber"])
+def test_brute_force_gradient_and_hessian_match_finite_differences(loss):
+    X, y, ptr, w, v = _problem(7, [9, 14], 3, integer=False)
+    o = make_oracle("brute", X, y, ptr, C=0.8, loss=loss)
+    f0 = o.fun(w)
+    g = o.grad(w)
+    hv = o.hess_vec(v)
+    eps = 1e-6
+    fd = np.array([(o.fun(w + eps * e) - o.fun(w - eps * e)) / (2 * eps) for e in np.eye(len(w))])
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-6)
+    o.fun(w + eps * v)
+    gp = o.grad(w + eps * v)
+    o.fun(w - eps * v)
+    gm = o.grad(w - eps * v)
+    np.testing.assert_allclose(hv, (gp - gm) / (2 * eps), rtol=1e-5, atol=1e-5)
+    assert np.isfinite(f0)
+
+
+@pytest.mark.parametrize("rescaling", ["margin", "slack"])
+@pytest.mark.parametrize("oracle", ["pairs", "counting"])
+def test_label_pair_rescaling_matches_brute_force(oracle, rescaling):
+    X, y, ptr, w, v = _problem(11, [7, 15, 4, 30], 4, integer=False, sparse=True)
+    w = w * 0.3
+    y = np.abs(y) % 4  # gains 2^y - 2^y' stay moderate
+    kw = dict(C=0.5, rescaling=rescaling, delta="gain_difference")
+    ref = make_oracle("brute", X, y, ptr, **kw)
+    got = make_oracle(oracle, X, y, ptr, **kw)
+    assert got.fun(w) == pytest.approx(ref.fun(w), rel=1e-10)
+    np.testing.assert_allclose(got.grad(w), ref.grad(w), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got.hess_vec(v), ref.hess_vec(v), rtol=1e-10, atol=1e-12)
+    plain = make_oracle("brute", X, y, ptr, C=0.5)
+    assert plain.fun(w) != pytest.approx(ref.fun(w))
+
+
+def test_tree_refuses_rescaling():
+    X, y, ptr, w, v = _problem(0, [5, 5], 3)
+    with pytest.raises(ValueError, match="rescaling"):
+        make_oracle("tree", X, y, ptr, rescaling="slack")
+
+
+def test_count_pairs_and_margin_share():
+    y = np.array([2, 1, 0, 0, 1, 1, 1])
+    ptr = np.array([0, 4, 7])
+    # query 1: labels 2,1,0,0 -> 1 + 2 + 2 = 5 pairs; query 2: labels 1,1,1 -> none
+    assert count_pairs(y, ptr) == 5
+    X = np.array([[3.0], [1.5], [0.0], [1.0], [0.0], [0.0], [0.0]])
+    # pairs (z diff): 2>1 (1.5), 2>0 (3, 2), 1>0 (1.5, 0.5) -> four with margin >= 1
+    assert pairs_with_margin(np.array([1.0]), X, y, ptr) == (5, 4)
+    f = ranksvm_objective(np.array([1.0]), X, y, ptr, C=2.0)
+    assert f == pytest.approx(0.5 + 2.0 * 0.25)
+    assert ranksvm_objective(np.array([1.0]), X, y, ptr, C=2.0, loss="hinge") == pytest.approx(0.5 + 2.0 * 0.5)
+
+
+def test_bad_input_is_refused_before_any_kernel():
+    X = np.zeros((4, 2))
+    y = np.array([0, 1, 0, 1])
+    with pytest.raises(ValueError, match="query_ptr"):
+        ranksvm_objective(np.zeros(2), X, y, np.array([0, 3]), C=1.0)
+    with pytest.raises(ValueError, match="C must be"):
+        ranksvm_objective(np.zeros(2), X, y, None, C=-1.0)
+    with pytest.raises(ValueError, match="unknown loss"):
+        ranksvm_objective(np.zeros(2), X, y, None, C=1.0, loss="logistic")
+    with pytest.raises(ValueError, match="w must be"):
+        ranksvm_objective(np.zeros(3), X, y, None, C=1.0)
+    with pytest.raises(ValueError, match="unknown oracle"):
+        ranksvm_objective(np.zeros(2), X, y, None, C=1.0, oracle="magic")
+    with pytest.raises(ValueError, match="NaN"):
+        ranksvm_objective(np.zeros(2), np.full((4, 2), np.nan), y, None, C=1.0)
+    with pytest.raises(ValueError, match="no Hessian"):
+        o = make_oracle("tree", X, y, None, loss="hinge")
+        o.fun(np.zeros(2))
+        o.hess_vec(np.zeros(2))
