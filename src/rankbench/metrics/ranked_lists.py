@@ -1,0 +1,142 @@
+"""Validation of (labels, scores, query ids) and the one sort per query every metric reuses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rankbench.data.ranking_data import group_by_query
+
+TIE_ORDERS = ("stable", "worst")
+
+
+@dataclass(frozen=True, eq=False)
+class RankedLists:
+    """Every query's documents in ranked order (descending score), queries by first appearance.
+
+    Query ``q`` owns positions ``ptr[q]:ptr[q+1]`` of ``y`` (int64 labels) and ``scores``
+    (float64, non-increasing inside a query).  ``query_ids`` holds the id of each query.
+    ``ties`` records how equal scores were ordered: ``"stable"`` keeps input order,
+    ``"worst"`` puts lower labels first (relevant documents after non-relevant ones).
+    """
+
+    y: np.ndarray
+    scores: np.ndarray
+    ptr: np.ndarray
+    query_ids: np.ndarray
+    ties: str
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.ptr.shape[0] - 1)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.ptr)
+
+
+def check_inputs(y: Any, scores: Any, qid: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Validate labels, scores and query ids; return them as int64, float64, int64-or-None arrays.
+
+    Raises ValueError naming the problem: wrong shape or length, empty input, NaN score,
+    non-integer or non-finite label, float query id with a fraction.
+    """
+    y = np.asarray(y)
+    scores = np.asarray(scores)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D (one label per document), got shape {y.shape}")
+    if scores.ndim != 1:
+        raise ValueError(f"scores must be 1-D (one score per document), got shape {scores.shape}")
+    n = y.shape[0]
+    if n == 0:
+        raise ValueError("empty input: no documents to evaluate")
+    if scores.shape[0] != n:
+        raise ValueError(f"scores has {scores.shape[0]} entries but y has {n}")
+    if y.dtype.kind == "f":
+        if not np.all(np.isfinite(y)):
+            bad = int(np.flatnonzero(~np.isfinite(y))[0])
+            raise ValueError(f"y contains NaN or inf (first at index {bad})")
+        if not np.all(y == np.round(y)):
+            bad = int(np.flatnonzero(y != np.round(y))[0])
+            raise ValueError(f"labels must be integers (relevance levels); index {bad} has {y[bad]!r}")
+    elif y.dtype.kind not in "iub":
+        raise ValueError(f"labels must be integers, got dtype {y.dtype}")
+    if scores.dtype.kind not in "iubf":
+        raise ValueError(f"scores must be numeric, got dtype {scores.dtype}")
+    scores = scores.astype(np.float64, copy=False)
+    if np.isnan(scores).any():
+        bad = int(np.flatnonzero(np.isnan(scores))[0])
+        raise ValueError(f"scores contain NaN (first at index {bad})")
+    y = y.astype(np.int64, copy=False)
+    if qid is not None:
+        qid = np.asarray(qid)
+        if qid.ndim != 1 or qid.shape[0] != n:
+            raise ValueError(f"qid must be 1-D with one id per document ({n}), got shape {qid.shape}")
+        if qid.dtype.kind == "f":
+            if not np.all(np.isfinite(qid)) or not np.all(qid == np.round(qid)):
+                raise ValueError("qid must hold integer query ids (found NaN, inf or a fraction)")
+            qid = qid.astype(np.int64)
+        elif qid.dtype.kind in "iub":
+            qid = qid.astype(np.int64, copy=False)
+        # other dtypes (e.g. strings) are accepted: they are only compared for equality
+    return y, scores, qid
+
+
+def check_ties(ties: str) -> str:
+    """Validate a tie-order name."""
+    if ties not in TIE_ORDERS:
+        raise ValueError(f"ties must be one of {TIE_ORDERS}, got {ties!r}")
+    return ties
+
+
+def rank_queries(y: Any, scores: Any, qid: Any = None, ties: str = "stable") -> RankedLists:
+    """Validate, group documents by query (stably) and sort each query by descending score.
+
+    O(n log n): one global stable lexsort on (query, -score[, label]).  ``qid=None`` is one
+    query holding every document.
+    """
+    check_ties(ties)
+    y, scores, qid = check_inputs(y, scores, qid)
+    n = y.shape[0]
+    if qid is None:
+        query_ids = np.zeros(1, dtype=np.int64)
+        ptr = np.array([0, n], dtype=np.int64)
+        qindex = None
+    else:
+        order, ptr = group_by_query(qid)
+        if order is not None:
+            y, scores, qid = y[order], scores[order], qid[order]
+        query_ids = qid[ptr[:-1]]
+        qindex = np.repeat(np.arange(ptr.shape[0] - 1, dtype=np.int64), np.diff(ptr))
+    # -0.0 and 0.0 compare equal, so negating keeps ties as ties.
+    neg = -scores
+    keys: list[np.ndarray] = []
+    if ties == "worst":
+        keys.append(y)
+    keys.append(neg)
+    if qindex is not None and ptr.shape[0] > 2:
+        keys.append(qindex)
+    perm = np.argsort(neg, kind="stable") if len(keys) == 1 else np.lexsort(keys)
+    return RankedLists(
+        y=np.ascontiguousarray(y[perm]),
+        scores=np.ascontiguousarray(scores[perm]),
+        ptr=np.ascontiguousarray(ptr, dtype=np.int64),
+        query_ids=query_ids,
+        ties=ties,
+    )
+
+
+def label_classes(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Map labels to dense class indices ordered by label value: ``(levels, class_index)``.
+
+    O(n) when the label range is small (the usual 0..4), else O(n log n) via np.unique.
+    Levels absent from ``y`` may appear in ``levels`` (with zero documents) in the O(n) path.
+    """
+    lo = int(y.min())
+    hi = int(y.max())
+    if hi - lo < 64:
+        return np.arange(lo, hi + 1, dtype=np.int64), (y - lo).astype(np.int64)
+    levels, inverse = np.unique(y, return_inverse=True)
+    return levels.astype(np.int64), inverse.astype(np.int64).ravel()
