@@ -1,0 +1,107 @@
+"""Paired significance tests: identities, exact enumeration, scipy agreement, validation."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from rankbench.significance import (
+    exact_randomization_p_value,
+    paired_randomization_test,
+    paired_t_test,
+)
+
+
+def test_identical_inputs_give_p_one():
+    a = np.random.default_rng(0).random(30)
+    assert paired_randomization_test(a, a.copy()) == 1.0
+    assert paired_t_test(a, a.copy()) == 1.0
+    assert exact_randomization_p_value(a[:10], a[:10]) == 1.0
+
+
+def test_large_consistent_shift_gives_tiny_p():
+    rng = np.random.default_rng(1)
+    b = rng.random(50)
+    a = b + 0.2 + 0.01 * rng.random(50)
+    p = paired_randomization_test(a, b, n_resamples=5000)
+    assert p == pytest.approx(1 / 5001)  # no sign pattern reaches the observed mean
+    assert paired_t_test(a, b) < 1e-30
+    c = np.arange(10) / 4  # exact in binary, so c + 0.5 - c is exactly constant
+    assert paired_t_test(c + 0.5, c) == 0.0  # constant shift: zero variance
+
+
+def test_exact_enumeration_by_hand():
+    # d = (1, 2, 3): |sum| over the 8 sign patterns: 6, 0, 2, 4, 4, 2, 0, 6 -> two reach 6
+    assert exact_randomization_p_value([1, 2, 3], [0, 0, 0]) == pytest.approx(2 / 8)
+    # d = (1, 1): |sum| in {2, 0, 0, 2} -> p = 1/2
+    assert exact_randomization_p_value([1, 1], [0, 0]) == pytest.approx(0.5)
+
+
+def test_exact_enumeration_matches_itertools_oracle():
+    rng = np.random.default_rng(2)
+    d = np.round(rng.normal(0.1, 1.0, 9), 2)
+    obs = abs(sum(d))
+    hits = sum(abs(sum(s * x for s, x in zip(signs, d, strict=True))) >= obs - 1e-9
+               for signs in itertools.product((-1, 1), repeat=len(d)))
+    assert exact_randomization_p_value(d, np.zeros_like(d)) == pytest.approx(hits / 2 ** len(d))
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_randomization_agrees_with_exact_within_monte_carlo_error(seed):
+    rng = np.random.default_rng(seed)
+    b = rng.random(12)
+    a = b + rng.normal(0.15, 0.3, 12)
+    exact = exact_randomization_p_value(a, b)
+    B = 20000
+    p = paired_randomization_test(a, b, n_resamples=B, seed=seed)
+    se = math.sqrt(exact * (1 - exact) / B)
+    assert abs(p - exact) <= 4 * se + 2 / B
+    assert 0.0 < exact < 1.0  # the case is not degenerate
+
+
+def test_randomization_is_reproducible_and_seed_dependent():
+    rng = np.random.default_rng(6)
+    a, b = rng.random(40), rng.random(40)
+    assert paired_randomization_test(a, b, seed=7) == paired_randomization_test(a, b, seed=7)
+    assert paired_randomization_test(a, b, seed=7) != paired_randomization_test(a, b, seed=8)
+
+
+def test_randomization_with_many_queries_uses_blocks():
+    rng = np.random.default_rng(9)
+    b = rng.random(300_000)
+    a = b + rng.normal(0.0, 1.0, b.shape[0])
+    p = paired_randomization_test(a, b, n_resamples=50)
+    assert 0.0 < p <= 1.0
+
+
+def test_t_test_agrees_with_scipy():
+    rng = np.random.default_rng(10)
+    for n in (2, 5, 100):
+        a, b = rng.random(n), rng.random(n)
+        assert paired_t_test(a, b) == pytest.approx(stats.ttest_rel(a, b).pvalue, rel=1e-12)
+        # and with the textbook formula t = mean(d) / (sd(d) / sqrt(n)), n - 1 dof
+        d = a - b
+        t = d.mean() / (d.std(ddof=1) / math.sqrt(n))
+        assert paired_t_test(a, b) == pytest.approx(2 * stats.t.sf(abs(t), n - 1), rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: paired_randomization_test([1.0, 2.0], [1.0]), "same length"),
+        (lambda: paired_randomization_test([1.0, np.nan], [1.0, 2.0]), "a contains NaN"),
+        (lambda: paired_t_test([1.0, 2.0], [1.0, np.inf]), "b contains NaN or inf"),
+        (lambda: paired_t_test([1.0], [2.0]), "at least 2"),
+        (lambda: paired_randomization_test([], []), "empty"),
+        (lambda: paired_randomization_test([[1.0]], [[1.0]]), "1-D"),
+        (lambda: paired_randomization_test([1.0], [2.0], n_resamples=0), "n_resamples"),
+        (lambda: exact_randomization_p_value(np.zeros(21), np.ones(21)), "n <= 20"),
+    ],
+)
+def test_bad_input_raises_clear_value_error(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
