@@ -1,0 +1,257 @@
+"""SPDRanker: Stochastic Pairwise Descent (Sculley 2009) as a scikit-learn style ranker.
+
+Learners ``sgd_svm``, ``pegasos``, ``pa1``, ``romma`` (Sculley sect. 3.2) and
+``sgd_squared_hinge`` (Chapelle & Keerthi Alg. 2); samplers ``indexed`` (the paper's,
+query- and label-pair-normalised), ``uniform`` (exactly uniform over the pairs P) and
+``rejection`` (index-free, also uniform over P).  See rankbench.optim.samplers for the
+objective each sampler really minimises and rankbench.optim.pair_steps for the
+update rules.
+
+Registered solvers: ``spd_sgd_svm``, ``spd_pegasos``, ``spd_pa1``, ``spd_romma``,
+``spd_sgd_squared_hinge`` (``make_solver("spd_pegasos", {"lam": 1e-3})``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+
+from rankbench.data.ranking_data import RankingData
+from rankbench.estimators.registry import register_solver
+from rankbench.optim.pair_steps import LEARNERS
+from rankbench.optim.samplers import SAMPLERS, build_pair_index, seed_rng_state
+from rankbench.optim.spd import (
+    SPDState,
+    prepare_X,
+    run_segment,
+    spd_segment_dense,
+    spd_segment_sparse,
+)
+
+_EVAL_METRICS = ("map", "ndcg@10")
+
+
+def log_checkpoints(n_iter: int, start: int = 100) -> list[int]:
+    """Iterations 1, 2, 5 x 10^k from ``start`` up to ``n_iter``, plus ``n_iter`` itself."""
+    out = []
+    k = 0
+    while True:
+        for m in (1, 2, 5):
+            it = m * 10**k
+            if it > n_iter:
+                return sorted(set(out) | {n_iter})
+            if it >= start:
+                out.append(it)
+        k += 1
+
+
+class SPDRanker(BaseEstimator):
+    """Linear ranker trained by Stochastic Pairwise Descent; O(n log n) index + O(n_iter * nnz) steps.
+
+    Parameters
+    ----------
+    learner : "pegasos" | "sgd_svm" | "pa1" | "romma" | "sgd_squared_hinge"
+    lam : regularisation lambda of ``lambda/2 ||w||^2 + 1/|P| sum_P loss`` (> 0); also
+        sets the step size eta_t = 1/(lambda t) and the Pegasos radius 1/sqrt(lambda).
+        The equivalent RankSVM constant of Chapelle eq. (1) is C = 1/(lambda |P|).
+    n_iter : number of stochastic steps (pairs drawn).
+    sampler : "indexed" (paper, default) | "uniform" | "rejection".
+    random_state : int seed (same seed: bit-identical ``coef_``), or None.
+    checkpoints : None (no history), "log" (1, 2, 5 x 10^k from 100 up to n_iter) or
+        increasing iteration numbers; at each the training objective (O(n log n)) and,
+        with an eval set, MAP and NDCG@10 are recorded in ``history_`` without
+        restarting the run.
+    C : PA-I aggressiveness, tau = min(C, loss / ||x||^2) (> 0; only read by ``pa1``).
+    eval_set : optional (X, y, qid) evaluated at the checkpoints.
+    """
+
+    def __init__(self, learner: str = "pegasos", lam: float = 1e-3, n_iter: int = 100_000,
+                 sampler: str = "indexed", random_state: int | None = 0,
+                 checkpoints: str | Iterable[int] | None = None, C: float = 1.0,
+                 eval_set: tuple | None = None):
+        self.learner = learner
+        self.lam = lam
+        self.n_iter = n_iter
+        self.sampler = sampler
+        self.random_state = random_state
+        self.checkpoints = checkpoints
+        self.C = C
+        self.eval_set = eval_set
+
+    # -- parameter checks (all before any kernel runs) --------------------------------
+    def _checked_params(self) -> tuple[str, float, int, str, float, list[int]]:
+        if self.learner not in LEARNERS:
+            raise ValueError(f"unknown learner {self.learner!r}; known learners: {', '.join(LEARNERS)}")
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"unknown sampler {self.sampler!r}; known samplers: {', '.join(SAMPLERS)}")
+        lam = _positive_float("lam", self.lam)
+        C = _positive_float("C", self.C)
+        n_iter = self.n_iter
+        if isinstance(n_iter, bool) or not isinstance(n_iter, int | np.integer) or n_iter < 1:
+            raise ValueError(f"n_iter must be an integer >= 1, got {n_iter!r}")
+        n_iter = int(n_iter)
+        seed_rng_state(self.random_state)  # validates the seed
+        return self.learner, lam, n_iter, self.sampler, C, self._checkpoint_list(n_iter)
+
+    def _checkpoint_list(self, n_iter: int) -> list[int]:
+        cp = self.checkpoints
+        if cp is None:
+            return []
+        if isinstance(cp, str):
+            if cp != "log":
+                raise ValueError(f"checkpoints must be None, 'log' or a list of iterations, got {cp!r}")
+            return log_checkpoints(n_iter)
+        try:
+            its = [int(c) for c in cp]
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"checkpoints must be None, 'log' or a list of iterations, got {cp!r}") from exc
+        if any(c < 1 or c > n_iter for c in its):
+            raise ValueError(f"checkpoints must lie in 1..n_iter={n_iter}, got {its}")
+        return sorted(set(its) | {n_iter})
+
+    # -- fit ------------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: tuple | None = None) -> SPDRanker:
+        """Train on (X, y, qid); ``eval_set`` = (X, y, qid) overrides the constructor's."""
+        learner, lam, n_iter, sampler, C, checkpoints = self._checked_params()
+        data = RankingData.from_arrays(X, y, qid)
+        Xk = prepare_X(data.X)
+        eval_set = eval_set if eval_set is not None else self.eval_set
+        eval_data = None
+        if eval_set is not None:
+            if len(eval_set) != 3:
+                raise ValueError("eval_set must be a tuple (X, y, qid)")
+            eval_data = RankingData.from_arrays(*eval_set)
+            if eval_data.n_features != data.n_features:
+                raise ValueError(f"eval_set has {eval_data.n_features} features, training data "
+                                 f"{data.n_features}")
+        objective_fn = _ranksvm_objective() if checkpoints else None
+
+        self.compile_time_ = _warm_up(Xk)
+        t0 = time.perf_counter()
+        index = build_pair_index(data.y, data.query_ptr)  # raises ValueError when P is empty
+        state = SPDState.start(data.n_features, self.random_state)
+        train_s = time.perf_counter() - t0
+
+        self.n_pairs_ = index.n_pairs
+        self.C_equiv_ = 1.0 / (lam * index.n_pairs)
+        loss = "squared_hinge" if learner == "sgd_squared_hinge" else "hinge"
+        history = []
+        segment_ends = checkpoints or [n_iter]
+        for end in segment_ends:
+            t1 = time.perf_counter()
+            run_segment(Xk, index, state, end - state.n_steps, learner, lam, C, sampler)
+            train_s += time.perf_counter() - t1
+            if checkpoints:
+                history.append(self._checkpoint_row(state, data, Xk, eval_data, objective_fn,
+                                                    loss, lam, train_s))
+        self.coef_ = state.coef()
+        self.n_iter_ = state.n_steps
+        self.n_updates_ = state.n_updates
+        self.n_rejected_ = state.n_rejected
+        self.fit_time_ = train_s
+        self.history_ = history
+        if history:
+            self.objective_ = history[-1]["objective"]
+        self.n_features_in_ = data.n_features
+        return self
+
+    def _checkpoint_row(self, state, data, Xk, eval_data, objective_fn, loss, lam, train_s):
+        t = time.perf_counter()
+        w = state.coef()
+        eq1 = float(objective_fn(w, Xk, data.y, data.query_ptr, self.C_equiv_, loss=loss))
+        row = {"iteration": state.n_steps, "objective": lam * eq1, "ranksvm_objective": eq1,
+               "C_equiv": self.C_equiv_, "loss": loss, "elapsed": train_s,
+               "n_updates": state.n_updates, "n_rejected": state.n_rejected}
+        if eval_data is not None:
+            from rankbench.metrics import mean_average_precision, ndcg_at_k
+
+            scores = eval_data.X @ w
+            row["eval_map"] = float(mean_average_precision(eval_data.y, scores, eval_data.qid))
+            row["eval_ndcg@10"] = float(ndcg_at_k(eval_data.y, scores, eval_data.qid, k=10))
+        row["eval_seconds"] = time.perf_counter() - t
+        return row
+
+    # -- predict --------------------------------------------------------------------------
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Scores <w, x> of each row of X; O(nnz(X))."""
+        if not hasattr(self, "coef_"):
+            raise ValueError("this SPDRanker is not fitted yet: call fit(X, y, qid) first")
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+        else:
+            X = np.asarray(X, dtype=np.float64)
+            if X.ndim != 2:
+                raise ValueError(f"X must be 2-D (documents x features), got {X.ndim}-D")
+        if X.shape[1] != self.coef_.shape[0]:
+            raise ValueError(f"X has {X.shape[1]} features, the model was fitted with "
+                             f"{self.coef_.shape[0]}")
+        return np.asarray(X @ self.coef_, dtype=np.float64).ravel()
+
+    predict = decision_function
+
+
+def _positive_float(name: str, value: Any) -> float:
+    try:
+        f = float(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a positive number, got {value!r}") from exc
+    if not np.isfinite(f) or f <= 0.0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return f
+
+
+def _ranksvm_objective():
+    try:
+        from rankbench.objective import ranksvm_objective
+    except ImportError as exc:
+        raise ValueError(
+            "checkpoints need rankbench.objective.ranksvm_objective, which is not available"
+        ) from exc
+    return ranksvm_objective
+
+
+def _warm_up(Xk) -> float:
+    """Compile (or load from numba's cache) the kernels for Xk's types on a tiny problem.
+
+    Returns the seconds spent when some kernel had no matching signature yet in this
+    process, else 0.0, so compilation is reported apart from training time.
+    """
+    kernel = spd_segment_sparse if sp.issparse(Xk) else spd_segment_dense
+    before = len(kernel.signatures)
+    t = time.perf_counter()
+    y = np.array([0, 1, 0, 1], dtype=np.int64)
+    qptr = np.array([0, 4], dtype=np.int64)
+    index = build_pair_index(y, qptr)
+    state = SPDState.start(1, 0)
+    if sp.issparse(Xk):
+        # The exact index dtypes of Xk: numba specialises on them.
+        data = np.ones(4)
+        indices = np.zeros(4, dtype=Xk.indices.dtype)
+        indptr = np.arange(5).astype(Xk.indptr.dtype)
+        spd_segment_sparse(data, indices, indptr, 2, 0, 1.0, 1.0, 0, *index.sampler_arrays(),
+                           state.rng, state.v, state.fstate, state.counters)
+    else:
+        spd_segment_dense(np.ones((4, 1)), 2, 0, 1.0, 1.0, 0, *index.sampler_arrays(),
+                          state.rng, state.v, state.fstate, state.counters)
+    elapsed = time.perf_counter() - t
+    return elapsed if len(kernel.signatures) > before else 0.0
+
+
+def _factory(learner: str):
+    def make(params: dict[str, Any]) -> SPDRanker:
+        params = dict(params)
+        if params.pop("learner", learner) != learner:
+            raise ValueError(f"solver spd_{learner} fixes learner={learner!r}")
+        return SPDRanker(learner=learner, **params)
+
+    make.__doc__ = f"SPDRanker(learner={learner!r}, **params)."
+    return make
+
+
+for _name in LEARNERS:
+    register_solver(f"spd_{_name}")(_factory(_name))
