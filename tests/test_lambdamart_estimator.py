@@ -135,7 +135,6 @@ def test_bad_inputs_raise_value_error():
 def test_mq2008_ndcg_hook_matches_native_lambdarank(data_root):
     """MQ2008 Fold1: test NDCG@10 of our NDCG lambdas within 0.01 of LightGBM's lambdarank."""
     from conftest import require_dataset
-
     from rankbench.data import load_fold
 
     require_dataset(data_root, "MQ2008")
