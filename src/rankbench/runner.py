@@ -493,9 +493,10 @@ def select_per_fold(frame, metric: str = "vali.ndcg@10"):
     """Model selection: per (experiment, dataset, variant, fold, solver) the params with the best ``metric``.
 
     ``frame`` is ``ResultStore.to_frame()`` output; failed runs and runs without the
-    metric are ignored.  Ties go to the parameter set whose canonical JSON sorts first
-    (deterministic).  One row per group with the chosen ``params``, ``selected_by``,
-    ``selected_value``, ``n_candidates`` and the chosen run's test metrics.
+    metric are ignored.  Ties go to the smallest numeric parameter values (parameters in
+    name order), then to the canonical JSON (deterministic).  One row per group with
+    the chosen ``params``, ``selected_by``, ``selected_value``, ``n_candidates`` and the
+    chosen run's test metrics.
     """
     import pandas as pd
 
@@ -509,8 +510,11 @@ def select_per_fold(frame, metric: str = "vali.ndcg@10"):
     if f.empty:
         return pd.DataFrame(columns=[*keys, "params", "selected_by", "selected_value", "n_candidates"])
     f["variant"] = f["variant"].fillna("")
-    f = f.sort_values([*keys, metric, "params"], ascending=[True] * len(keys) + [False, True],
-                      kind="mergesort")
+    # ties: the smallest parameter values win (e.g. the smaller C), then the params JSON
+    pcols = sorted(c for c in f.columns if c.startswith("params.") and _sortable(f[c]))
+    order = [*keys, metric, *pcols, "params"]
+    asc = [True] * len(keys) + [False] + [True] * (len(pcols) + 1)
+    f = f.sort_values(order, ascending=asc, kind="mergesort", na_position="last")
     counts = f.groupby(keys, sort=False)["params"].nunique()
     best = f.groupby(keys, sort=False).head(1).copy()
     best["n_candidates"] = [counts.loc[tuple(r)] for r in best[keys].itertuples(index=False)]
@@ -522,6 +526,12 @@ def select_per_fold(frame, metric: str = "vali.ndcg@10"):
     metric_cols = [c for c in best.columns if c.startswith(("vali.", "test."))]
     rest = [c for c in best.columns if c not in lead + params_cols + metric_cols]
     return best[lead + params_cols + metric_cols + rest].reset_index(drop=True)
+
+
+def _sortable(col) -> bool:
+    import pandas as pd
+
+    return bool(pd.api.types.is_numeric_dtype(col)) and not pd.api.types.is_bool_dtype(col)
 
 
 def mean_over_folds(frame, metrics: list[str] | None = None):

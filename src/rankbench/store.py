@@ -242,7 +242,7 @@ class ResultStore:
             import warnings
 
             warnings.warn(str(err), stacklevel=2)
-        return [r for r in records if _matches(r, filters)]
+        return [r for r in records if matches_filters(r, filters)]
 
     def to_frame(self, records: list[dict] | None = None, on_corrupt: str = "raise", **filters: Any):
         """Records flattened to a pandas DataFrame: ``test.ndcg@10``, ``train.wall_s``, ``params.C`` ..."""
@@ -257,7 +257,8 @@ class ResultStore:
         return frame
 
 
-def _matches(record: dict, filters: dict[str, Any]) -> bool:
+def matches_filters(record: dict, filters: dict[str, Any]) -> bool:
+    """Whether ``record`` passes ``filters`` (as in ``ResultStore.records``)."""
     for key, want in filters.items():
         if want is None:
             continue

@@ -1,0 +1,34 @@
+"""``rankbench`` / ``python -m rankbench``: Hydra experiment runs and sweeps, or ``results``.
+
+    rankbench dataset=ohsumed solver=prsvm_plus solver.C=1e-4          # one job, 5 folds
+    rankbench -m dataset=ohsumed solver=prsvm_plus solver.log10_C='range(-6,1)'
+    rankbench results --select                                          # model selection
+"""
+
+from __future__ import annotations
+
+import sys
+
+SUBCOMMANDS = ("results",)
+
+
+def main(argv: list[str] | None = None) -> int | None:
+    """Entry point: ``results ...`` goes to the store browser, anything else to the Hydra app."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args and args[0] == "results":
+        from rankbench.cli import results_main
+
+        return results_main(args[1:])
+    if argv is not None:
+        sys.argv = [sys.argv[0], *args]  # Hydra reads sys.argv
+    import hydra
+
+    from rankbench.cli import conf_dir, run_job
+
+    app = hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")(run_job)
+    app()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

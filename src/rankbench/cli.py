@@ -1,0 +1,325 @@
+"""Command line: the Hydra experiment app, its multirun summary callback, and ``rankbench results``.
+
+``rankbench [hydra overrides]`` (or ``python -m rankbench``) runs one Hydra job = one
+(dataset, solver, params, seed) over the protocol's folds, one record per fold;
+``-m`` sweeps (``solver.C=1e-6,1e-5`` or ``solver.log10_C='range(-6,1)'``) through
+any Hydra launcher.  ``rankbench results`` lists, filters and model-selects stored records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from rankbench.config import ConfigError, build_specs, resolve_path, validate
+
+log = logging.getLogger("rankbench")
+
+DEFAULT_COLUMNS = ["experiment", "dataset", "fold", "solver", "params", "status",
+                   "test.ndcg@10", "test.map", "train.wall_s", "train.n_iter"]
+
+
+def conf_dir() -> Path:
+    """The Hydra config directory: RANKBENCH_CONF_DIR, else ``conf/`` of the source tree."""
+    env = os.environ.get("RANKBENCH_CONF_DIR")
+    if env:
+        return Path(env).resolve()
+    return Path(__file__).resolve().parents[2] / "conf"
+
+
+def _launch_dir() -> str:
+    # The directory rankbench was started from (also on remote Ray / Slurm workers,
+    # where Hydra ships it inside the job's config).
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        return HydraConfig.get().runtime.cwd
+    except (ImportError, ValueError):
+        return os.getcwd()
+
+
+def prepare(cfg: Any, check_data: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Validate a composed config and build its run specs (paths resolved); raises ConfigError."""
+    data = validate(cfg, check_data=check_data)
+    base = _launch_dir()
+    data["store"] = resolve_path(data["store"], base)
+    if data["data_root"]:
+        data["data_root"] = resolve_path(data["data_root"], base)
+    return data, build_specs(data)
+
+
+def run_job(cfg: Any) -> dict[str, Any]:
+    """Hydra task: validate, run the job's specs (resuming), print its table; returns a small summary."""
+    from rankbench.runner import run_id, run_many
+    from rankbench.store import ResultStore
+
+    try:
+        data, specs = prepare(cfg)
+    except ConfigError as exc:
+        print(f"rankbench: {exc}", file=sys.stderr)
+        sys.exit(2)
+    store = ResultStore(data["store"])
+    records = run_many(specs, store, n_jobs=data["n_jobs"], progress=data["progress"])
+    frame = store.to_frame(records=records)
+    print(job_table(frame, data["protocol"]))
+    n_failed = int((frame["status"] == "failed").sum())
+    if n_failed:
+        first = next(r for r in records if r["status"] == "failed")
+        print(f"{n_failed} run(s) failed; first error: {first['error'].splitlines()[0]}", file=sys.stderr)
+    return {"run_ids": [run_id(s) for s in specs], "n_failed": n_failed, "store": data["store"]}
+
+
+def _fmt_params(params_json: str) -> str:
+    params = json.loads(params_json)
+    shown = {k: v for k, v in params.items() if k not in ("verbose", "random_state", "checkpoints")}
+    return " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items())
+
+
+def job_table(frame, protocol: dict[str, Any]) -> str:
+    """One screen: per fold the report metrics, time and iterations of this job's runs."""
+    if frame.empty:
+        return "(no runs)"
+    cols = ["fold", "solver", "params", "status"]
+    cols += [m for m in protocol.get("report_metrics", []) if m in frame.columns]
+    cols += [c for c in ("train.wall_s", "train.n_iter", "train.peak_mem_mb") if c in frame.columns]
+    f = frame[cols].copy()
+    f["params"] = f["params"].map(_fmt_params)
+    return f.sort_values(["params", "fold"]).to_string(index=False, float_format=lambda x: f"{x:.4g}")
+
+
+def sweep_summary(frame, protocol: dict[str, Any]) -> str:
+    """Text summary of a sweep: selected params per fold (select), means per value (fixed/per_fold)."""
+    from rankbench.runner import mean_over_folds, select_per_fold
+
+    if frame.empty:
+        return "no stored records for this sweep"
+    ok = frame[frame["status"] == "ok"]
+    lines = [f"{len(ok)} ok / {len(frame) - len(ok)} failed runs"]
+    metrics = [m for m in protocol.get("report_metrics", []) if m in frame.columns]
+    fmt = {"float_format": lambda x: f"{x:.4g}", "index": False}
+    if ok.empty:
+        return lines[0]
+    means = mean_over_folds(frame, metrics + [c for c in ("train.wall_s",) if c in frame.columns])
+    means["params"] = means["params"].map(_fmt_params)
+    lines += ["", "mean over folds per parameter value:", means.to_string(**fmt)]
+    if protocol.get("mode", "select") == "select":
+        metric = protocol.get("selection_metric", "vali.ndcg@10")
+        sel = select_per_fold(frame, metric)
+        sel["params"] = sel["params"].map(_fmt_params)
+        cols = ["dataset", "fold", "solver", "params", "selected_value", "n_candidates"] + metrics
+        lines += ["", f"model selection on {metric} (per fold):", sel[cols].to_string(**fmt)]
+        if metrics:
+            agg = sel.groupby(["dataset", "solver"])[metrics].mean().reset_index()
+            lines += ["", "test metrics of the selected models, mean over folds:", agg.to_string(**fmt)]
+    return "\n".join(lines)
+
+
+class _CallbackBase:
+    pass
+
+
+try:  # Hydra is a dependency; the guard keeps `rankbench results` importable without it
+    from hydra.experimental.callback import Callback as _CallbackBase  # type: ignore[no-redef]
+except ImportError:  # pragma: no cover
+    pass
+
+
+class SweepSummary(_CallbackBase):
+    """Hydra callback: validates every job of a multirun before any starts, and summarises at the end."""
+
+    def __init__(self) -> None:
+        self.run_ids: list[str] | None = None
+        self.protocol: dict[str, Any] = {}
+        self.store: str | None = None
+
+    def on_multirun_start(self, config, **kwargs: Any) -> None:
+        """Compose and validate every job of the sweep (basic sweeper); exit 2 listing the bad ones."""
+        if not config.get("preflight", True):
+            return
+        try:
+            jobs = expand_sweep(config)
+        except Exception as exc:  # noqa: BLE001 - an exotic sweeper: jobs validate themselves
+            log.info("preflight skipped (%s)", exc)
+            return
+        from hydra.core.global_hydra import GlobalHydra
+
+        from rankbench.runner import run_id
+
+        loader = GlobalHydra.instance().config_loader()
+        problems, ids = [], []
+        for overrides in jobs:
+            try:
+                # the launchers compose each job exactly like this
+                job_cfg = loader.load_sweep_config(config, list(overrides))
+                data, specs = prepare(job_cfg)
+            except ConfigError as exc:
+                where = " ".join(overrides) or "(no overrides)"
+                problems.extend(f"[{where}] {p}" for p in exc.problems)
+                continue
+            ids.extend(run_id(s) for s in specs)
+            self.protocol, self.store = data["protocol"], data["store"]
+        if problems:
+            print(f"rankbench: {ConfigError(problems, where=f'{len(jobs)} sweep jobs checked')}",
+                  file=sys.stderr)
+            sys.exit(2)
+        self.run_ids = ids
+        print(f"rankbench: sweep of {len(jobs)} job(s), {len(ids)} run(s); store {self.store}",
+              file=sys.stderr)
+
+    def on_multirun_end(self, config, **kwargs: Any) -> None:
+        """Print the model selection over this sweep's stored records."""
+        if self.run_ids is None or self.store is None:
+            return
+        from rankbench.store import ResultStore
+
+        store = ResultStore(self.store)
+        wanted = set(self.run_ids)
+        records, corrupt = store.scan()
+        for path, why in corrupt:
+            print(f"rankbench: corrupt record file {path}: {why}", file=sys.stderr)
+        mine = [r for r in records if r["run_id"] in wanted]
+        missing = len(wanted) - len(mine)
+        print("\n==== sweep summary ====")
+        print(sweep_summary(store.to_frame(records=mine), self.protocol))
+        if missing:
+            print(f"{missing} run(s) of this sweep have no record (killed?): re-run the same command")
+
+
+def expand_sweep(config) -> list[list[str]]:
+    """The override lists of every job of a basic-sweeper multirun (config sweeper params + CLI)."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    target = str(config.hydra.sweeper.get("_target_", ""))
+    if not target.endswith("BasicSweeper"):
+        raise ValueError(f"sweeper {target} is not the basic sweeper")
+    args = []
+    params = config.hydra.sweeper.get("params") or {}
+    for k, v in params.items():
+        args.append(f"{k}={v}")
+    args.extend(config.hydra.overrides.task)
+    parsed = OverridesParser.create().parse_overrides(args)
+    batches = BasicSweeper.split_arguments(parsed, None)
+    return [list(job) for batch in batches for job in batch]
+
+
+# ---------------------------------------------------------------- rankbench results
+def results_parser() -> argparse.ArgumentParser:
+    """Argument parser of ``rankbench results``."""
+    p = argparse.ArgumentParser(
+        prog="rankbench results",
+        description="List, filter and model-select the records of a results store.",
+    )
+    p.add_argument("--store", default=os.environ.get("RANKBENCH_STORE", "results/store"),
+                   help="store directory (default: $RANKBENCH_STORE or results/store)")
+    p.add_argument("-e", "--experiment", action="append", help="experiment tag (repeatable)")
+    p.add_argument("-d", "--dataset", action="append", help="dataset name (repeatable)")
+    p.add_argument("-s", "--solver", action="append", help="solver name (repeatable)")
+    p.add_argument("--status", choices=["ok", "failed"])
+    p.add_argument("--fold", type=int, action="append")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="K=V",
+                   help="parameter filter, e.g. -p C=1e-4 (repeatable)")
+    p.add_argument("-c", "--columns", help="comma-separated columns (see --list-columns)")
+    p.add_argument("--list-columns", action="store_true", help="print the available columns")
+    p.add_argument("--select", nargs="?", const="vali.ndcg@10", metavar="METRIC",
+                   help="model selection per fold on METRIC (default vali.ndcg@10)")
+    p.add_argument("--mean", action="store_true", help="mean over folds per parameter set")
+    p.add_argument("--errors", action="store_true", help="show the first line of each failed run's error")
+    p.add_argument("--sort", help="comma-separated sort columns")
+    p.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    p.add_argument("--skip-corrupt", action="store_true",
+                   help="list corrupt record files on stderr and show the rest (default: stop)")
+    return p
+
+
+def results_main(argv: list[str] | None = None) -> int:
+    """``rankbench results``: print stored records as a table; exit 2 on corrupt files or bad options."""
+    from rankbench.runner import mean_over_folds, select_per_fold
+    from rankbench.store import CorruptRecordError, ResultStore, matches_filters
+
+    args = results_parser().parse_args(argv)
+    store = ResultStore(args.store)
+    filters: dict[str, Any] = {"experiment": args.experiment, "dataset": args.dataset,
+                               "solver": args.solver, "status": args.status, "fold": args.fold}
+    for kv in args.param:
+        k, sep, v = kv.partition("=")
+        if not sep:
+            print(f"rankbench results: --param wants K=V, got {kv!r}", file=sys.stderr)
+            return 2
+        filters[f"params__{k}"] = v
+    try:
+        records = store.records(on_corrupt="raise", **filters)
+    except CorruptRecordError as exc:
+        if not args.skip_corrupt:
+            print(f"rankbench results: {exc}\n(use --skip-corrupt to list the other records)",
+                  file=sys.stderr)
+            return 2
+        for path, why in exc.problems:
+            print(f"rankbench results: corrupt record file {path}: {why}", file=sys.stderr)
+        records = [r for r in store.scan()[0] if matches_filters(r, filters)]
+    frame = store.to_frame(records=records)
+    if args.list_columns:
+        print("\n".join(frame.columns))
+        return 0
+    if frame.empty:
+        print(f"no records in {store.root}" + (" matching the filters" if any(
+            v for v in filters.values()) else ""), file=sys.stderr)
+        return 0
+    if args.select:
+        try:
+            frame = select_per_fold(frame, args.select)
+        except ValueError as exc:
+            print(f"rankbench results: {exc}", file=sys.stderr)
+            return 2
+        default = ["experiment", "dataset", "fold", "solver", "params", "selected_value",
+                   "n_candidates", "test.ndcg@10", "test.map"]
+    elif args.mean:
+        frame = mean_over_folds(frame, [c for c in frame.columns if c.startswith("test.")]
+                                + ["train.wall_s"])
+        default = ["experiment", "dataset", "solver", "params", "n_folds", "test.ndcg@10",
+                   "test.map", "train.wall_s"]
+    elif args.errors:
+        frame = frame[frame["status"] == "failed"].copy()
+        frame["error"] = frame["error"].fillna("").map(lambda e: (e.splitlines() or [""])[0])
+        default = ["experiment", "dataset", "fold", "solver", "params", "error"]
+    else:
+        default = DEFAULT_COLUMNS
+    cols = args.columns.split(",") if args.columns else [c for c in default if c in frame.columns]
+    unknown = [c for c in cols if c not in frame.columns]
+    if unknown:
+        print(f"rankbench results: unknown column(s) {unknown}; see --list-columns", file=sys.stderr)
+        return 2
+    if args.sort:
+        keys = args.sort.split(",")
+        bad = [k for k in keys if k not in frame.columns]
+        if bad:
+            print(f"rankbench results: unknown sort column(s) {bad}", file=sys.stderr)
+            return 2
+        frame = frame.sort_values(keys, kind="mergesort")
+    out = frame[cols].copy()
+    if "params" in out.columns and args.format == "table":
+        out["params"] = out["params"].map(_fmt_params)
+    if args.format == "csv":
+        sys.stdout.write(out.to_csv(index=False))
+    elif args.format == "json":
+        sys.stdout.write(out.to_json(orient="records", indent=1) + "\n")
+    else:
+        with _wide_pandas():
+            print(out.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    return 0
+
+
+class _wide_pandas:
+    def __enter__(self):
+        import pandas as pd
+
+        self._ctx = pd.option_context("display.width", 250, "display.max_colwidth", 60)
+        self._ctx.__enter__()
+
+    def __exit__(self, *exc):
+        self._ctx.__exit__(*exc)
