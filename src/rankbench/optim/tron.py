@@ -1,0 +1,114 @@
+"""Trust-region Newton (TRON, Lin & More 1999) as in LIBLINEAR's tron.cpp.
+
+The trust-region subproblem is solved by Steihaug's truncated CG (LIBLINEAR's trcg,
+CG tolerance 0.1 ||g||); the radius update uses LIBLINEAR's constants.  Stopping rule:
+||grad f(w)|| <= eps ||grad f(w0)||.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rankbench.optim.history import History, OptimResult
+
+ETA0, ETA1, ETA2 = 1e-4, 0.25, 0.75
+SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
+
+
+def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
+                max_iter: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Approximately minimize g.s + s.Hs/2 within ||s|| <= delta; returns (s, residual r = -g - Hs, iterations)."""
+    s = np.zeros_like(g)
+    r = -g.copy()
+    d = r.copy()
+    rTr = float(r @ r)
+    it = 0
+    while it < max_iter:
+        if np.sqrt(rTr) <= cg_tol:
+            break
+        it += 1
+        Hd = hess_vec(d)
+        dHd = float(d @ Hd)
+        if not np.isfinite(dHd) or dHd <= 0.0:
+            break
+        alpha = rTr / dHd
+        s += alpha * d
+        if np.linalg.norm(s) > delta:
+            s -= alpha * d
+            std, sts, dtd = float(s @ d), float(s @ s), float(d @ d)
+            dsq = delta * delta
+            rad = np.sqrt(max(std * std + dtd * (dsq - sts), 0.0))
+            alpha = (dsq - sts) / (std + rad) if std >= 0 else (rad - std) / dtd
+            s += alpha * d
+            r -= alpha * Hd
+            break
+        r -= alpha * Hd
+        rnew = float(r @ r)
+        d = r + (rnew / rTr) * d
+        rTr = rnew
+    return s, r, it
+
+
+def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 1000,
+         max_cg_iter: int = 2000, cg_rtol: float = 0.1, keep_coef: bool = False,
+         verbose: bool = False, callback=None) -> OptimResult:
+    """Minimize oracle.fun by trust-region Newton; stop when ||g|| <= tol * ||g0||."""
+    d = oracle.n_features
+    w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64)
+    hist = History(keep_coef=keep_coef, verbose=verbose, name="tron")
+    f = oracle.fun(w)
+    g = oracle.grad(w)
+    gnorm0 = gnorm = float(np.linalg.norm(g))
+    delta = gnorm
+    n_cg = 0
+    hist.record(0, f, gnorm, 0, w)
+    it = 1
+    converged, message = gnorm <= tol * gnorm0 or gnorm == 0.0, "max_iter reached"
+    if converged:
+        message = "initial point optimal"
+    while it <= max_iter and not converged:
+        s, r, k = steihaug_cg(oracle.hess_vec, g, delta, cg_rtol * gnorm, max_cg_iter)
+        n_cg += k
+        w_new = w + s
+        gs = float(g @ s)
+        prered = -0.5 * (gs - float(s @ r))
+        f_new = oracle.fun(w_new)
+        actred = f - f_new
+        snorm = float(np.linalg.norm(s))
+        if it == 1:
+            delta = min(delta, snorm)
+        if not np.isfinite(f_new):
+            alpha = SIGMA1
+        elif f_new - f - gs <= 0:
+            alpha = SIGMA3
+        else:
+            alpha = max(SIGMA1, -0.5 * (gs / (f_new - f - gs)))
+        if not np.isfinite(f_new) or actred < ETA0 * prered:
+            delta = min(max(alpha, SIGMA1) * snorm, SIGMA2 * delta)
+        elif actred < ETA1 * prered:
+            delta = max(SIGMA1 * delta, min(alpha * snorm, SIGMA2 * delta))
+        elif actred < ETA2 * prered:
+            delta = max(SIGMA1 * delta, min(alpha * snorm, SIGMA3 * delta))
+        else:
+            delta = max(delta, min(alpha * snorm, SIGMA3 * delta))
+        if np.isfinite(f_new) and actred > ETA0 * prered:
+            w, f = w_new, f_new
+            g = oracle.grad(w)
+            gnorm = float(np.linalg.norm(g))
+            hist.record(it, f, gnorm, n_cg, w, delta=delta)
+            if callback is not None:
+                callback(w)
+            it += 1
+            if gnorm <= tol * gnorm0:
+                converged, message = True, "||g|| <= tol * ||g0||"
+                break
+        else:
+            oracle.fun(w)  # the rejected trial point overwrote the oracle's cache
+        if actred <= 0 and prered <= 0:
+            message = "actred and prered <= 0"
+            break
+        if abs(actred) <= 1e-12 * abs(f) and abs(prered) <= 1e-12 * abs(f):
+            message = "actred and prered too small"
+            break
+    return OptimResult(w=w, f=f, n_iter=it - 1, n_cg_iter=n_cg, converged=converged,
+                       message=message, history=hist.rows)
