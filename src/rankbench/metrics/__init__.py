@@ -1,7 +1,7 @@
 """Ranking metrics (NDCG@k, MAP, P@k micro/macro, MRR, AUC, MAUC, class AUC, pairwise accuracy)
 vectorised over queries, and `evaluate` for the key names every record uses.
 
-Definitions and conventions: see rankbench.metrics.measures and docs/metrics.md.
+Definitions and conventions (letor / letor4 / standard): see rankbench.metrics.measures.
 """
 
 from rankbench.metrics.evaluation import DEFAULT_METRICS, evaluate, evaluate_per_query

@@ -7,7 +7,7 @@ with ``per_query=True`` one value per query in order of first appearance of each
 Queries on which a metric is undefined (AUC with one class only, skipped queries) hold NaN
 in the per-query array and are left out of the mean; count them with ``np.isnan``.
 
-Conventions (``convention=``), see docs/metrics.md for the worked definitions:
+Conventions (``convention=``); tests/test_metrics.py works an example through by hand:
 
 ``"letor"`` (default)
     LETOR's evaluation scripts (Eval-Score-3.0.pl / Eval-Score-4.0.pl): gain ``2^r - 1``;
