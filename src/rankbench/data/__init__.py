@@ -9,6 +9,7 @@ from rankbench.data.registry import (
     list_datasets,
     load_fold,
 )
+from rankbench.data.synthetic import make_letor_like, make_rcv1_like
 
 __all__ = [
     "DatasetNotFound",
@@ -18,5 +19,7 @@ __all__ = [
     "group_by_query",
     "list_datasets",
     "load_fold",
+    "make_letor_like",
+    "make_rcv1_like",
     "read_letor",
 ]

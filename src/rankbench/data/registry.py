@@ -276,7 +276,7 @@ def load_fold(
 
     LETOR data sets read ``<root>/<NAME>/<variant>/Fold<k>/<split file>`` (see
     ``letor_split_path`` for the accepted layouts); ``null_policy`` matters for
-    OHSUMED ``Feature-null``.  RCV1 tasks and ``synthetic`` take their own ``params``
+    OHSUMED ``Feature-null``; LETOR splits are dense unless ``sparse=True``.  RCV1 tasks and ``synthetic`` take their own ``params``
     (see ``rankbench.data.rcv1.load_rcv1_split`` and ``rankbench.data.synthetic``).
     A missing data set raises :class:`DatasetNotFound`, unless ``allow_synthetic``
     asks for a generated stand-in of the same shape (``synthetic=True``,
@@ -304,7 +304,8 @@ def load_fold(
         from rankbench.data.synthetic import stand_in_split
 
         return stand_in_split(spec, fold, split, variant=variant)
-    data = read_letor(path, null_policy=null_policy, sparse=sparse,
+    # every split of a LETOR data set gets the same layout: dense unless asked otherwise
+    data = read_letor(path, null_policy=null_policy, sparse=bool(sparse),
                       n_features=spec.n_features, name=spec.name, cache=cache)
     meta = dict(data.meta)
     meta.update({"dataset": spec.name, "variant": variant, "fold": int(fold), "split": split})

@@ -1,0 +1,140 @@
+"""RCV1-v2 binary tasks (CCAT vs rest, E311 vs rest) from scikit-learn's ``fetch_rcv1``.
+
+One query holding every document (the AUC setting), labels 1 for the topic and 0
+otherwise, X the cosine-normalised tf-idf CSR matrix (47,236 features).
+
+Splits follow Lewis et al. (2004): ``fetch_rcv1`` stores the 23,149 Lewis *training*
+documents first and the 781,265 *test* documents after them.  Chapelle & Keerthi
+(2010, Fig. 3) and Sculley (2009, Table 1) train on the large 781,265 part and test
+on the 23,149: that is orientation ``"papers"`` (the default); ``"lewis"`` swaps them.
+RCV1 has no folds (fold must be 1).  ``vali`` is a seeded ``vali_fraction`` sample of
+the training part; it stays in train unless ``holdout=True`` (the papers train on the
+whole part with fixed C, so by default train has the papers' size and vali is for
+monitoring only, ``meta["vali_in_train"]`` says so).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from rankbench.data.ranking_data import RankingData
+from rankbench.data.synthetic import single_query_split, vali_rows
+
+LEWIS_N_TRAIN = 23_149
+TOPICS = {"rcv1_ccat": "CCAT", "rcv1_e311": "E311"}
+ORIENTATIONS = ("papers", "lewis")
+
+
+def rcv1_home(root: Path) -> Path:
+    """The ``data_home`` handed to ``fetch_rcv1``: ``<root>/rcv1`` (sklearn adds ``RCV1/``)."""
+    return Path(root) / "rcv1"
+
+
+def rcv1_cached(root: Path) -> bool:
+    """Whether scikit-learn's RCV1 cache (vectors and topics) is under ``<root>/rcv1/RCV1``."""
+    folder = rcv1_home(root) / "RCV1"
+    return any(folder.glob("samples*.pkl")) and any(folder.glob("sample_topics*.pkl"))
+
+
+def rcv1_task(bunch: Any, topic: str, orientation: str = "papers",
+              n_lewis_train: int = LEWIS_N_TRAIN) -> tuple[Any, np.ndarray, int]:
+    """(X, y, n_train) for ``topic`` vs rest from a fetch_rcv1 Bunch; the first n_train rows train. O(nnz)."""
+    if orientation not in ORIENTATIONS:
+        raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
+    names = [str(t) for t in np.asarray(bunch.target_names)]
+    if topic not in names:
+        raise ValueError(f"topic {topic!r} not among the RCV1 target names ({len(names)} topics)")
+    X = sp.csr_matrix(bunch.data, dtype=np.float64)
+    n = X.shape[0]
+    if not 0 < n_lewis_train < n:
+        raise ValueError(f"RCV1 data has {n} documents, fewer than the Lewis split needs")
+    target = bunch.target
+    col = target[:, names.index(topic)]
+    y = (np.asarray(col.toarray() if sp.issparse(col) else col).ravel() > 0).astype(np.int64)
+    if orientation == "papers":
+        order = np.r_[np.arange(n_lewis_train, n), np.arange(n_lewis_train)]
+        X, y, n_train = X[order], y[order], n - n_lewis_train
+    else:
+        n_train = n_lewis_train
+    X.sum_duplicates()
+    X.sort_indices()
+    return X, y, n_train
+
+
+@lru_cache(maxsize=1)
+def _fetch(home: str, download: bool):
+    from sklearn.datasets import fetch_rcv1
+
+    return fetch_rcv1(data_home=home, subset="all", download_if_missing=download)
+
+
+def load_rcv1_split(
+    name: str,
+    split: str,
+    orientation: str | None = "papers",
+    root: Path | None = None,
+    cache: Any = True,
+    *,
+    download: bool = False,
+    vali_fraction: float = 0.05,
+    holdout: bool = False,
+    seed: int = 0,
+) -> RankingData:
+    """``split`` of the RCV1 task ``name`` (rcv1_ccat | rcv1_e311) as one-query RankingData.
+
+    Reads scikit-learn's cache under ``<root>/rcv1``; downloads (about 650 MB) only
+    when ``download=True``.  Raises DatasetNotFound when the data is absent.
+    ``cache`` is accepted for symmetry with LETOR loaders: sklearn's pickles are the cache.
+    """
+    from rankbench.data.registry import DatasetNotFound, _missing_message, _spec
+
+    del cache
+    spec = _spec(name)
+    orientation = orientation or "papers"
+    if orientation not in ORIENTATIONS:
+        raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
+    if root is None or (not download and not rcv1_cached(root)):
+        raise DatasetNotFound(_missing_message(spec, orientation, root))
+    try:
+        bunch = _fetch(str(rcv1_home(root)), bool(download))
+    except OSError as exc:
+        raise DatasetNotFound(_missing_message(spec, orientation, root) + f" ({exc})") from exc
+    return rcv1_split_from_bunch(bunch, name, split, orientation, vali_fraction=vali_fraction,
+                                 holdout=holdout, seed=seed, source=str(rcv1_home(root)))
+
+
+def rcv1_split_from_bunch(
+    bunch: Any,
+    name: str,
+    split: str,
+    orientation: str = "papers",
+    *,
+    vali_fraction: float = 0.05,
+    holdout: bool = False,
+    seed: int = 0,
+    n_lewis_train: int = LEWIS_N_TRAIN,
+    source: str | None = None,
+) -> RankingData:
+    """One split of an RCV1 task built from a fetch_rcv1 Bunch (see the module docstring)."""
+    if name not in TOPICS:
+        raise ValueError(f"unknown RCV1 task {name!r}; known: {sorted(TOPICS)}")
+    if split not in ("train", "vali", "test"):
+        raise ValueError(f"split must be train, vali or test, got {split!r}")
+    X, y, n_train = rcv1_task(bunch, TOPICS[name], orientation, n_lewis_train)
+    if split == "test":
+        Xs, ys = X[n_train:], y[n_train:]
+    else:
+        vali = vali_rows(n_train, vali_fraction, seed)
+        Xs, ys = single_query_split(X[:n_train], y[:n_train], vali, split, holdout)
+    n = ys.shape[0]
+    meta = {"order": None, "dataset": name, "topic": TOPICS[name], "orientation": orientation,
+            "split": split, "fold": 1, "vali_fraction": vali_fraction, "holdout": holdout,
+            "vali_in_train": split != "test" and not holdout, "positive_rate": float(ys.mean())}
+    return RankingData(X=Xs, y=ys, qid=np.zeros(n, dtype=np.int64),
+                       query_ptr=np.array([0, n], dtype=np.int64), name=name, source=source,
+                       synthetic=False, meta=meta)
