@@ -364,6 +364,17 @@ def test_evaluate_keys_and_consistency():
     std = evaluate(y, s, qid, metrics=["ndcg@3"], convention="standard")
     assert std == {"ndcg@3": pytest.approx(ndcg_at_k(y, s, qid, 3, convention="standard"))}
 
+    worst = evaluate(y, s, qid, metrics=["ndcg@5", "map", "mrr"], convention="standard",
+                     ties="worst", skip_no_relevant=True)
+    assert worst["ndcg@5"] == pytest.approx(ndcg_at_k(
+        y, s, qid, 5, convention="standard", ties="worst", skip_no_relevant=True), rel=1e-12)
+    assert worst["map"] == pytest.approx(
+        mean_average_precision(y, s, qid, ties="worst", skip_no_relevant=True), rel=1e-12)
+    assert worst["mrr"] == pytest.approx(
+        mrr(y, s, qid, ties="worst", skip_no_relevant=True), rel=1e-12)
+    stable = evaluate(y, s, qid, metrics=["map"], skip_no_relevant=True)
+    assert worst["map"] < stable["map"]  # ties are frequent in this case: the worst order costs
+
     pq = evaluate_per_query(y, s, qid)
     assert list(pq) == ["qid", "ndcg@10", "map", "auc"]
     first_seen = list(dict.fromkeys(qid.tolist()))

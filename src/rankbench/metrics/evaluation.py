@@ -35,9 +35,11 @@ def _parse(key: str) -> tuple[str, int]:
 class _PerQuery:
     """Per-query values of the requested metrics, each family computed once from ``r``."""
 
-    def __init__(self, r: RankedLists, keys: Iterable[str], convention: str):
+    def __init__(self, r: RankedLists, keys: Iterable[str], convention: str,
+                 skip_no_relevant: bool = False):
         self.r = r
         self.convention = convention
+        self.skip = bool(skip_no_relevant)
         parsed = [(key, *_parse(key)) for key in keys]
         self.parsed = parsed
         self.kmax = {fam: max((k for _, f, k in parsed if f == fam), default=0)
@@ -49,7 +51,7 @@ class _PerQuery:
             return self._cache[family]
         r = self.r
         if family == "ndcg":
-            val = m.ndcg_table(r, self.kmax["ndcg"], self.convention)
+            val = m.ndcg_table(r, self.kmax["ndcg"], self.convention, self.skip)
         elif family == "binary":
             val = m.binary_stats(r, max(1, self.kmax["p"]))
         elif family == "p_macro":
@@ -74,10 +76,10 @@ class _PerQuery:
             return self._get("binary")[3][:, k - 1] / k
         if family == "p_macro":
             return self._get("p_macro")[:, k - 1]
-        if family == "map":
-            return self._get("binary")[0]
-        if family == "mrr":
-            return self._get("binary")[2]
+        if family in ("map", "mrr"):
+            ap, nrel, rr, _ = self._get("binary")
+            vals = ap if family == "map" else rr
+            return np.where(nrel > 0, vals, np.nan) if self.skip else vals
         if family in ("auc", "mauc"):
             return self._get(family)
         correct, tied, total = self._get("pairs")
@@ -94,32 +96,37 @@ class _PerQuery:
 
 
 def evaluate(y: Any, scores: Any, qid: Any, metrics: Iterable[str] | None = None,
-             convention: str = "letor") -> dict[str, float]:
+             convention: str = "letor", ties: str = "stable",
+             skip_no_relevant: bool = False) -> dict[str, float]:
     """All metrics of one scored data set (keys as in docs/interfaces.md); one sort, O(n log n + n L).
 
     ``metrics=None`` computes DEFAULT_METRICS: ndcg@1..10, map, mrr, auc, mauc,
     pairwise_accuracy, p@1..10 (micro) and p@1_macro..p@10_macro.  Position metrics follow
     ``convention``; AUC and MAUC are per-query means when ``qid`` is given (pooled when
     None), over the queries where they are defined; pairwise_accuracy pools all pairs.
+    ``ties`` orders equal scores for the position metrics (AUC-type metrics count ties 1/2
+    whatever the order); ``skip_no_relevant`` drops queries without a relevant document
+    from NDCG, MAP and MRR.
     """
     m.check_convention(convention)
     keys = list(DEFAULT_METRICS if metrics is None else metrics)
-    r = rank_queries(y, scores, qid)
-    table = _PerQuery(r, keys, convention)
+    r = rank_queries(y, scores, qid, ties)
+    table = _PerQuery(r, keys, convention, skip_no_relevant)
     return {key: table.mean(key) for key in keys}
 
 
 def evaluate_per_query(y: Any, scores: Any, qid: Any,
                        metrics: Iterable[str] = ("ndcg@10", "map", "auc"),
-                       convention: str = "letor") -> dict[str, np.ndarray]:
+                       convention: str = "letor", ties: str = "stable",
+                       skip_no_relevant: bool = False) -> dict[str, np.ndarray]:
     """Per-query values: ``{"qid": query ids in order of first appearance, key: array, ...}``.
 
-    Undefined values (e.g. AUC of a query with one class) are NaN.
+    Undefined or skipped values (e.g. AUC of a query with one class) are NaN.
     """
     m.check_convention(convention)
     keys = list(metrics)
-    r = rank_queries(y, scores, qid)
-    table = _PerQuery(r, keys, convention)
+    r = rank_queries(y, scores, qid, ties)
+    table = _PerQuery(r, keys, convention, skip_no_relevant)
     out: dict[str, np.ndarray] = {"qid": r.query_ids}
     for key in keys:
         out[key] = table.values(key)
