@@ -89,6 +89,21 @@ def test_t_test_agrees_with_scipy():
         assert paired_t_test(a, b) == pytest.approx(2 * stats.t.sf(abs(t), n - 1), rel=1e-9)
 
 
+def test_nan_policy_omit_drops_undefined_queries():
+    rng = np.random.default_rng(11)
+    a, b = rng.random(15), rng.random(15)
+    a_nan, b_nan = a.copy(), b.copy()
+    a_nan[3] = np.nan
+    b_nan[7] = np.nan
+    keep = np.ones(15, bool)
+    keep[[3, 7]] = False
+    assert paired_t_test(a_nan, b_nan, nan_policy="omit") == paired_t_test(a[keep], b[keep])
+    assert paired_randomization_test(a_nan, b_nan, nan_policy="omit") == \
+        paired_randomization_test(a[keep], b[keep])
+    assert exact_randomization_p_value(a_nan, b_nan, nan_policy="omit") == \
+        exact_randomization_p_value(a[keep], b[keep])
+
+
 @pytest.mark.parametrize(
     ("call", "match"),
     [
@@ -100,6 +115,8 @@ def test_t_test_agrees_with_scipy():
         (lambda: paired_randomization_test([[1.0]], [[1.0]]), "1-D"),
         (lambda: paired_randomization_test([1.0], [2.0], n_resamples=0), "n_resamples"),
         (lambda: exact_randomization_p_value(np.zeros(21), np.ones(21)), "n <= 20"),
+        (lambda: paired_t_test([1.0, 2.0], [1.0, 2.0], nan_policy="drop"), "nan_policy"),
+        (lambda: paired_t_test([np.nan], [1.0], nan_policy="omit"), "after dropping"),
     ],
 )
 def test_bad_input_raises_clear_value_error(call, match):

@@ -15,7 +15,12 @@ from scipy import stats
 _BLOCK_ENTRIES = 1 << 20
 
 
-def _paired(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+NAN_POLICIES = ("raise", "omit")
+
+
+def _paired(a: Any, b: Any, nan_policy: str = "raise") -> tuple[np.ndarray, np.ndarray]:
+    if nan_policy not in NAN_POLICIES:
+        raise ValueError(f"nan_policy must be one of {NAN_POLICIES}, got {nan_policy!r}")
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.ndim != 1 or b.ndim != 1:
@@ -23,24 +28,31 @@ def _paired(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"a and b must have the same length (one value per query): "
                          f"{a.shape[0]} != {b.shape[0]}")
+    if nan_policy == "omit":
+        # a query undefined for either system (NaN, e.g. AUC of a one-class query) is dropped
+        keep = ~(np.isnan(a) | np.isnan(b))
+        a, b = a[keep], b[keep]
     if a.shape[0] == 0:
-        raise ValueError("a and b are empty")
+        raise ValueError("a and b are empty (after dropping NaN queries)" if nan_policy == "omit"
+                         else "a and b are empty")
     for name, v in (("a", a), ("b", b)):
         if not np.all(np.isfinite(v)):
             bad = int(np.flatnonzero(~np.isfinite(v))[0])
             raise ValueError(f"{name} contains NaN or inf (first at index {bad}); drop undefined "
-                             f"queries from both systems first")
+                             f"queries from both systems first or pass nan_policy='omit'")
     return a, b
 
 
-def paired_randomization_test(a: Any, b: Any, n_resamples: int = 10000, seed: int = 0) -> float:
+def paired_randomization_test(a: Any, b: Any, n_resamples: int = 10000, seed: int = 0,
+                              nan_policy: str = "raise") -> float:
     """Two-sided paired randomization (sign-flip) test of mean(a - b) = 0; returns the p-value.
 
     Under the null each per-query difference is equally likely to have either sign; the
     p-value is (1 + #{resamples with |mean(signs * d)| >= |mean(d)|}) / (1 + n_resamples),
     which is never 0 and is 1 when a == b.  O(n_resamples * n) as blocked matrix products.
+    ``nan_policy="omit"`` drops queries where either value is NaN; ``"raise"`` rejects them.
     """
-    a, b = _paired(a, b)
+    a, b = _paired(a, b, nan_policy)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer) or n_resamples < 1:
         raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
     d = a - b
@@ -61,9 +73,9 @@ def paired_randomization_test(a: Any, b: Any, n_resamples: int = 10000, seed: in
     return (1.0 + extreme) / (1.0 + n_resamples)
 
 
-def exact_randomization_p_value(a: Any, b: Any) -> float:
+def exact_randomization_p_value(a: Any, b: Any, nan_policy: str = "raise") -> float:
     """Exact two-sided sign-flip p-value by enumerating all 2^n sign patterns (n <= 20); O(2^n n)."""
-    a, b = _paired(a, b)
+    a, b = _paired(a, b, nan_policy)
     d = a - b
     n = d.shape[0]
     if n > 20:
@@ -74,9 +86,9 @@ def exact_randomization_p_value(a: Any, b: Any) -> float:
     return float(np.count_nonzero(sums >= abs(d.sum()) - tol) / sums.shape[0])
 
 
-def paired_t_test(a: Any, b: Any) -> float:
+def paired_t_test(a: Any, b: Any, nan_policy: str = "raise") -> float:
     """Two-sided paired t-test p-value (scipy.stats.ttest_rel); 1.0 when a == b, 0.0 for a constant shift."""
-    a, b = _paired(a, b)
+    a, b = _paired(a, b, nan_policy)
     if a.shape[0] < 2:
         raise ValueError("the paired t-test needs at least 2 queries")
     d = a - b
