@@ -173,6 +173,11 @@ def precision_at_k(y: Any, scores: Any, qid: Any, k: int, average: str = "micro"
     ``macro``: the mean over the relevant classes present in the query of
     TP_c / (TP_c + FP) (a class with TP_c + FP = 0 is left out), then the mean over queries.
     With binary labels both equal the usual P@k; a query without relevant documents scores 0.
+    Why FP is the non-relevant set: the paper's formulas (1)-(4) did not survive, and with a
+    one-vs-rest table per class (FP_c = top-k documents not of class c) every class has
+    TP_c + FP_c = k, which makes micro and macro identical; counting only non-relevant
+    documents as false positives is the reading under which the paper's remarks (micro
+    follows the prevalent classes, macro weighs every class equally) hold.
     """
     k = check_cutoff(k)
     r = rank_queries(y, scores, qid, ties)
