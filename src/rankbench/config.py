@@ -29,7 +29,7 @@ METRIC_KEYS = (
     tuple(f"ndcg@{k}" for k in range(1, 11))
     + ("map", "mrr", "auc", "mauc", "pairwise_accuracy")
     + tuple(f"p@{k}" for k in range(1, 11))
-    + ("p@k_macro",)
+    + tuple(f"p@{k}_macro" for k in range(1, 11))
 )
 # Solver config keys that are not estimator parameters.
 SOLVER_META_KEYS = ("name", "grid")
@@ -242,7 +242,7 @@ def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
         problems.append(f"protocol.folds {folds} not all among dataset {ds['name']!r} folds {ds['folds']}")
     if proto["mode"] == "per_fold":
         if not proto["per_fold"]:
-            problems.append("protocol.mode=per_fold needs protocol.per_fold, e.g. {C: [c1, ..., c5]}")
+            problems.append("protocol.mode=per_fold needs protocol.per_fold, e.g. +protocol.per_fold.C=[c1,...,c5]")
         for k, values in proto["per_fold"].items():
             if not isinstance(values, list) or len(values) != len(folds or []):
                 problems.append(

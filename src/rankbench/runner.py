@@ -271,21 +271,10 @@ def _evaluate_split(data, scores: np.ndarray) -> dict[str, float]:
 
 
 def _per_query(data, scores: np.ndarray) -> dict[str, list]:
-    from rankbench import metrics
+    from rankbench.metrics import evaluate_per_query
 
-    _, first = np.unique(data.qid, return_index=True)
-    out: dict[str, list] = {"qid": data.qid[np.sort(first)].tolist()}
-    fns = {
-        "ndcg@10": lambda: metrics.ndcg_at_k(data.y, scores, data.qid, k=10, per_query=True),
-        "map": lambda: metrics.mean_average_precision(data.y, scores, data.qid, per_query=True),
-        "auc": lambda: metrics.auc(data.y, scores, data.qid, per_query=True),
-    }
-    for name in PER_QUERY_METRICS:
-        values = np.asarray(fns[name](), dtype=float)
-        if values.shape != (len(out["qid"]),):
-            raise ValueError(f"per-query {name} has shape {values.shape}, expected ({len(out['qid'])},)")
-        out[name] = values.tolist()
-    return out
+    table = evaluate_per_query(data.y, scores, data.qid, metrics=PER_QUERY_METRICS)
+    return {k: np.asarray(v).tolist() for k, v in table.items()}
 
 
 def _fit(est: Any, train, vali) -> None:

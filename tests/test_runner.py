@@ -1,0 +1,192 @@
+"""Runner: run ids, one run's record against independent recomputation, resume, selection."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import test_runner_toys as toys
+from rankbench.runner import (
+    PeakMemory,
+    mean_over_folds,
+    normalize_spec,
+    run_id,
+    run_many,
+    run_one,
+    select_per_fold,
+)
+from rankbench.store import ResultStore
+
+LOADER = "test_runner_toys:toy_split"
+
+
+def spec(**over):
+    s = {"experiment": "t", "dataset": "toy", "fold": 1, "solver": "toy_lsq",
+         "params": {"alpha": 1.0}, "loader": LOADER}
+    s.update(over)
+    return s
+
+
+def test_run_id_identity_rules():
+    base = run_id(spec())
+    assert len(base) == 40 and base == run_id(spec())
+    # presentation fields and 1 vs 1.0 do not change the identity
+    assert run_id(spec(data_root="/somewhere", note="x")) == base
+    assert run_id(spec(params={"alpha": 1})) == base
+    assert run_id(spec(params={"alpha": 1.0, "verbose": True})) == base
+    # explicit defaults hash like omitted ones
+    assert run_id(spec(seed=0, variant=None, eval_splits=["vali", "test"])) == base
+    for changed in (spec(fold=2), spec(seed=1), spec(params={"alpha": 2.0}), spec(experiment="u"),
+                    spec(data_params={"n_queries": 5}), spec(record_history=True)):
+        assert run_id(changed) != base
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (spec(fodl=1), "unknown run spec field"),
+        (spec(fold=0), "fold"),
+        (spec(seed=-1), "seed"),
+        (spec(solver=""), "solver"),
+        (spec(experiment="a/b"), "experiment tag"),
+        (spec(eval_splits=["dev"]), "eval_splits"),
+        (spec(params=[1]), "params"),
+    ],
+)
+def test_bad_spec_is_refused(bad, match):
+    with pytest.raises(ValueError, match=match):
+        normalize_spec(bad)
+
+
+def brute_auc(y, s):
+    pos, neg = s[y > 0], s[y == 0]
+    if len(pos) == 0 or len(neg) == 0:
+        return None
+    diff = pos[:, None] - neg[None, :]
+    return float(np.mean((diff > 0) + 0.5 * (diff == 0)))
+
+
+def test_run_one_record_matches_independent_computation():
+    rec = run_one(spec(params={"alpha": 0.5}, eval_splits=["train", "vali", "test"],
+                       record_history=True))
+    assert rec["status"] == "ok", rec["error"]
+    assert rec["run_id"] == run_id(spec(params={"alpha": 0.5}, eval_splits=["train", "vali", "test"],
+                                        record_history=True))
+    train, test = toys.toy_split(1, "train"), toys.toy_split(1, "test")
+    est = toys.ToyLeastSquares(alpha=0.5).fit(train.X, train.y, train.qid)
+    scores = est.decision_function(test.X)
+    assert rec["train"]["objective"] == pytest.approx(est.objective_, rel=1e-12)
+    assert rec["train"]["n_iter"] == 1 and rec["train"]["compile_s"] == 0.0
+    assert rec["train"]["wall_s"] <= rec["train"]["wall_total_s"]  # fit_time_ excludes the rest
+    assert rec["train"]["peak_mem_mb"] >= rec["train"]["mem_start_mb"] > 0
+    assert set(rec["metrics"]) == {"train", "vali", "test"}
+    assert {"ndcg@10", "map", "auc", "mauc", "p@10_macro"} <= set(rec["metrics"]["test"])
+    # per-query values: one per test query in order of appearance, AUC against brute force
+    pq = rec["per_query"]["test"]
+    _, first = np.unique(test.qid, return_index=True)
+    assert pq["qid"] == test.qid[np.sort(first)].tolist()
+    for q, a in zip(pq["qid"], pq["auc"], strict=True):
+        m = test.qid == q
+        ref = brute_auc(test.y[m], scores[m])
+        assert (a is None and ref is None) or a == pytest.approx(ref)
+    # the aggregate is the mean of the per-query values
+    assert rec["metrics"]["test"]["ndcg@10"] == pytest.approx(np.mean(pq["ndcg@10"]))
+    assert rec["history"] == [{"iter": 1, "objective": pytest.approx(est.objective_)}]
+    assert rec["extra"]["data"]["test"]["n_queries"] == test.n_queries
+    assert rec["synthetic"] is True
+    assert rec["env"]["versions"]["numpy"] == np.__version__
+    assert rec["env"]["machine"]["cpu_count"] >= 1
+    json.dumps(rec, allow_nan=False)  # strict JSON
+
+
+def test_failed_run_is_a_record_not_an_exception(monkeypatch):
+    monkeypatch.setenv("TOY_FAIL_ALPHA", "3")
+    rec = run_one(spec(params={"alpha": 3.0}))
+    assert rec["status"] == "failed"
+    assert "ValueError: toy failure for alpha=3.0" in rec["error"]
+    assert "Traceback" in rec["error"]
+    rec = run_one(spec(solver="no_such_solver"))
+    assert rec["status"] == "failed" and "unknown solver 'no_such_solver'" in rec["error"]
+    rec = run_one(spec(loader=None, dataset="ohsumed", data_root="/nonexistent"))
+    assert rec["status"] == "failed" and "DatasetNotFound" in rec["error"]
+
+
+def test_run_many_resumes_and_redoes_failed(tmp_path, monkeypatch):
+    store = ResultStore(tmp_path)
+    specs = [spec(fold=f, params={"alpha": a}) for f in (1, 2, 3) for a in (1.0, 3.0)]
+    monkeypatch.setenv("TOY_FAIL_ALPHA", "3")
+    first = run_many(specs + specs[:2], store, progress=False)  # duplicates run once
+    assert len(first) == 8 and first[6] == first[0]
+    assert [r["status"] for r in first[:6]] == ["ok", "failed"] * 3
+    assert len(list(store.files())) == 6
+    stamps = {r["run_id"]: r["env"]["started"] for r in first}
+    n_fits = toys._FITS["n"]
+    monkeypatch.delenv("TOY_FAIL_ALPHA")
+    second = run_many(specs, store, progress=False)
+    assert toys._FITS["n"] - n_fits == 3  # only the three failed runs were redone
+    assert all(r["status"] == "ok" for r in second)
+    ok_before = [r for r in first[:6] if r["status"] == "ok"]
+    assert all(store.get(r["run_id"])["env"]["started"] == stamps[r["run_id"]] for r in ok_before)
+    assert sorted(p.stem for p in store.files()) == sorted({run_id(s) for s in specs})
+
+
+def test_run_many_parallel_stores_each_once(tmp_path):
+    specs = [spec(fold=f, params={"alpha": a}) for f in (1, 2) for a in (0.5, 2.0)]
+    recs = run_many(specs, tmp_path, n_jobs=2, progress=False)
+    assert [r["run_id"] for r in recs] == [run_id(s) for s in specs]
+    assert all(r["status"] == "ok" for r in recs)
+    assert sorted(p.stem for p in ResultStore(tmp_path).files()) == sorted(r["run_id"] for r in recs)
+
+
+def _frame(rows):
+    recs = []
+    for i, (fold, c, vali, test, status) in enumerate(rows):
+        recs.append({
+            "run_id": f"{i:040x}", "status": status, "experiment": "e", "dataset": "d",
+            "variant": None, "fold": fold, "solver": "s", "params": {"C": c}, "seed": 0,
+            "metrics": {"vali": {"ndcg@10": vali, "map": 1 - vali},
+                        "test": {"ndcg@10": test, "map": test / 2}},
+        })
+    return ResultStore("unused").to_frame(records=recs)
+
+
+def test_select_per_fold_hand_example():
+    frame = _frame([
+        (1, 1e-4, 0.50, 0.40, "ok"),
+        (1, 1e-2, 0.60, 0.30, "ok"),     # fold 1: best vali -> C=1e-2
+        (1, 1.0, 0.90, 0.99, "failed"),  # failed runs never win
+        (2, 1e-2, 0.70, 0.20, "ok"),
+        (2, 1e-4, 0.70, 0.10, "ok"),     # tie on fold 2 -> the smaller C
+        (2, 1.0, 0.65, 0.50, "ok"),
+    ])
+    sel = select_per_fold(frame)
+    assert list(sel["fold"]) == [1, 2]
+    assert list(sel["params.C"]) == [1e-2, 1e-4]
+    assert list(sel["test.ndcg@10"]) == [0.30, 0.10]
+    assert list(sel["n_candidates"]) == [2, 3]
+    assert list(sel["selected_value"]) == [0.60, 0.70]
+    by_map = select_per_fold(frame, "vali.map")  # map = 1 - vali: the other end wins
+    assert list(by_map["params.C"]) == [1e-4, 1.0]
+    with pytest.raises(ValueError, match="vali.mrr"):
+        select_per_fold(frame, "vali.mrr")
+
+
+def test_mean_over_folds():
+    frame = _frame([(1, 1e-4, 0.5, 0.4, "ok"), (2, 1e-4, 0.5, 0.2, "ok"), (1, 1.0, 0.5, 0.9, "ok"),
+                    (2, 1.0, 0.5, 0.0, "failed")])
+    m = mean_over_folds(frame, ["test.ndcg@10"])
+    got = {json.loads(p)["C"]: (v, n) for p, v, n in zip(m["params"], m["test.ndcg@10"], m["n_folds"],
+                                                           strict=True)}
+    assert got == {1e-4: (pytest.approx(0.3), 2), 1.0: (pytest.approx(0.9), 1)}
+    assert isinstance(m, pd.DataFrame)
+
+
+def test_peak_memory_sees_a_large_allocation():
+    with PeakMemory(interval=0.001) as mem:
+        block = np.ones(40 * 2**20 // 8)  # 40 MB, touched
+        block.sum()
+        del block
+    assert mem.peak_mb - mem.start_mb >= 30
