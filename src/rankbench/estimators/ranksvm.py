@@ -148,7 +148,7 @@ class RankSVM(BaseEstimator):
                  verbose: bool = False, keep_coef_history: bool = False,
                  rescaling: str | None = None, delta="gain_difference",
                  kernel: str | None = None, n_components: int | None = None,
-                 gamma: float | None = None, eta0: float | None = None, average: bool = False,
+                 gamma: float | None = None, eta0: float = 1.0, average: bool = False,
                  random_state=0):
         self.C = C
         self.solver = solver

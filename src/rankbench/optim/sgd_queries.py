@@ -2,9 +2,11 @@
 
 The objective is the sum over queries q of l_q(w) = ||w||^2 / (2Q) + C L_q(w); one step
 draws a query, computes the gradient of its part with the O(n_q log n_q) counting
-oracle and moves w <- w - eta_t * grad.  With ``eta0 = Q`` (default) the step is the
-1/t rate on the unbiased estimate Q * grad l_q of grad f, which is stable for any C
-(w stays an average of past loss gradients); ``eta0 = 1`` is the paper's literal rule.
+oracle and moves w <- w - eta_t * Q * grad l_q (Q * grad l_q is an unbiased estimate of
+grad f).  The paper uses eta_t = 1/t; f is 1-strongly convex, so 1/t is the classical
+rate, but with the squared hinge the first steps must also stay below 2/L, L the
+curvature of Q * C * L_q: eta_t = eta0 / (t + t0) with t0 defaulting to a bound on that
+curvature (2 Q C n_q ||X_q||^2).  ``eta0=1/Q, t0=0`` is Alg. 3 literally.
 """
 
 from __future__ import annotations
@@ -14,8 +16,23 @@ import numpy as np
 from rankbench.optim.history import History, OptimResult
 
 
-def sgd_queries(query_oracles: list, full_oracle, n_iter: int, eta0: float | None = None,
-                t0: float = 1.0, average: bool = False, seed: int | None = 0,
+def curvature_bound(query_oracles: list) -> float:
+    """max_q of 2 Q C n_q ||X_q||_2^2 (Frobenius for sparse X): bounds the Hessian of Q C L_q."""
+    Q = len(query_oracles)
+    best = 0.0
+    for o in query_oracles:
+        X = o.X
+        if hasattr(X, "toarray") and X.shape[0] * X.shape[1] > 4_000_000:
+            norm2 = float(X.multiply(X).sum())
+        else:
+            Xd = X.toarray() if hasattr(X, "toarray") else X
+            norm2 = float(np.linalg.norm(Xd, 2) ** 2) if Xd.size else 0.0
+        best = max(best, 2.0 * Q * o.C * o.n_docs * norm2)
+    return best
+
+
+def sgd_queries(query_oracles: list, full_oracle, n_iter: int, eta0: float = 1.0,
+                t0: float | None = None, average: bool = False, seed: int | None = 0,
                 record_every: int | None = None, keep_coef: bool = False,
                 verbose: bool = False) -> OptimResult:
     """Run ``n_iter`` query-level SGD steps; history rows (full objective) every ``record_every`` steps."""
@@ -24,9 +41,11 @@ def sgd_queries(query_oracles: list, full_oracle, n_iter: int, eta0: float | Non
         raise ValueError("sgd_queries needs at least one query with a preference pair")
     if n_iter < 1:
         raise ValueError(f"n_iter must be >= 1, got {n_iter}")
-    eta0 = float(Q if eta0 is None else eta0)
+    eta0 = float(eta0)
     if not eta0 > 0:
         raise ValueError(f"eta0 must be > 0, got {eta0}")
+    if t0 is None:
+        t0 = curvature_bound(query_oracles) if full_oracle.power == 2 else 1.0
     record_every = Q if record_every is None else max(1, int(record_every))
     rng = np.random.default_rng(seed)
     d = full_oracle.n_features
@@ -39,8 +58,8 @@ def sgd_queries(query_oracles: list, full_oracle, n_iter: int, eta0: float | Non
     for t in range(1, n_iter + 1):
         o = query_oracles[picks[t - 1]]
         o.fun(w)
-        # grad of C L_q + ||w||^2/(2Q): the query oracle adds w, so rescale the regularizer part
-        g = o.grad(w) - w + w / Q
+        # the query oracle returns w + C grad L_q; Q * grad l_q = w + Q C grad L_q
+        g = w + Q * (o.grad(w) - w)
         w = w - (eta0 / (t + t0)) * g
         if average:
             w_avg += (w - w_avg) / t
