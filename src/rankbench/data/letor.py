@@ -147,44 +147,30 @@ def _is_ws(c):
 
 
 @numba.njit(cache=True)
-def tokenize_letor(buf, pow10):
-    """Tokenize a LETOR/SVMlight byte buffer in one O(len(buf)) pass.
+def tokenize_letor(buf, pow10, labels, qids, lines, row_ptr, idx, val, kind):
+    """Tokenize a LETOR/SVMlight byte buffer in one O(len(buf)) pass into the given arrays.
 
-    Returns (status, bad_line, n_rows, n_tokens, labels, qids, lines, row_ptr, idx, val,
-    null, slow, unsorted), arrays over-allocated (valid up to n_rows / n_tokens): per document its label, qid and 1-based line number; per feature token
-    its 1-based index, value (NaN for NULL), a NULL flag; ``slow`` lists
-    (token, start, end) of numbers Python must convert; ``unsorted`` says whether
-    some line has non-increasing indices.
+    Per document: label, qid, 1-based line number, and ``row_ptr`` offsets into the
+    token arrays; per feature token: 1-based index, value, and ``kind`` (0 a number,
+    1 NULL, 2 a number Python must convert).  Arrays must hold one entry per line
+    and per ':' of the buffer.  Returns (status, bad_line, n_rows, n_tokens, unsorted):
+    status 0 or an _ERR_* code for the first malformed line; unsorted says whether a
+    line has non-increasing indices.
     """
     n = buf.shape[0]
-    max_rows = 1
-    max_tok = 0
-    for k in range(n):
-        if buf[k] == 10:
-            max_rows += 1
-        elif buf[k] == 58:
-            max_tok += 1
-    labels = np.empty(max_rows, dtype=np.int64)
-    qids = np.empty(max_rows, dtype=np.int64)
-    lines = np.empty(max_rows, dtype=np.int64)
-    row_ptr = np.zeros(max_rows + 1, dtype=np.int64)
-    idx = np.empty(max_tok, dtype=np.int64)
-    val = np.empty(max_tok, dtype=np.float64)
-    null = np.zeros(max_tok, dtype=np.bool_)
-    slow = [(np.int64(0), np.int64(0), np.int64(0))]
-    slow.pop()
     unsorted = False
     row = 0
     t = 0
     line = 0
     pos = 0
+    row_ptr[0] = 0
     while pos < n:
         line += 1
         end = pos
         while end < n and buf[end] != 10:
             end += 1
         cend = pos
-        while cend < end and buf[cend] != 35:  # '#'
+        while cend < end and buf[cend] != 35:  # '#' starts a comment
             cend += 1
         i = pos
         pos = end + 1
@@ -192,55 +178,27 @@ def tokenize_letor(buf, pow10):
             i += 1
         if i >= cend:
             continue  # blank or comment-only line
-        # label
         a = i
         while i < cend and not _is_ws(buf[i]):
             i += 1
-        st, m, e, neg = _scan_number(buf, a, i)
-        if st != 0:
-            return _ERR_LABEL, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
-        if e >= 0:
-            if e > 18 or (m != 0 and m > np.uint64(9223372036854775807) // np.uint64(10**e)):
-                return _ERR_LABEL, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
-            lab = np.int64(m * np.uint64(10**e))
-        else:
-            if -e > 19:
-                if m != 0:
-                    return _ERR_LABEL, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
-                lab = np.int64(0)
-            else:
-                p = np.uint64(10) ** np.uint64(-e)
-                if m % p != 0:
-                    return _ERR_LABEL, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
-                lab = np.int64(m // p)
-        labels[row] = -lab if neg else lab
-        # qid
+        lab_ok, lab = _integer_label(buf, a, i)
+        if not lab_ok:
+            return _ERR_LABEL, line, row, t, unsorted
+        labels[row] = lab
         while i < cend and _is_ws(buf[i]):
             i += 1
         if not (i + 4 <= cend and buf[i] == 113 and buf[i + 1] == 105 and buf[i + 2] == 100
                 and buf[i + 3] == 58):  # 'qid:'
-            return _ERR_QID, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+            return _ERR_QID, line, row, t, unsorted
         i += 4
         a = i
         while i < cend and not _is_ws(buf[i]):
             i += 1
-        qneg = False
-        j = a
-        if j < i and (buf[j] == 45 or buf[j] == 43):
-            qneg = buf[j] == 45
-            j += 1
-        if j >= i or i - j > 18:
-            return _ERR_QID, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
-        q = np.int64(0)
-        while j < i:
-            c = buf[j]
-            if c < 48 or c > 57:
-                return _ERR_QID, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
-            q = q * 10 + (c - 48)
-            j += 1
-        qids[row] = -q if qneg else q
+        q_ok, q = _plain_integer(buf, a, i, True, 18)
+        if not q_ok:
+            return _ERR_QID, line, row, t, unsorted
+        qids[row] = q
         lines[row] = line
-        # features
         prev = np.int64(0)
         while True:
             while i < cend and _is_ws(buf[i]):
@@ -254,17 +212,10 @@ def tokenize_letor(buf, pow10):
                     colon = i
                 i += 1
             if colon <= a or colon == i - 1:
-                return _ERR_TOKEN, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
-            if colon - a > 10:
-                return _ERR_INDEX, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
-            k = np.int64(0)
-            for j in range(a, colon):
-                c = buf[j]
-                if c < 48 or c > 57:
-                    return _ERR_INDEX, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
-                k = k * 10 + (c - 48)
-            if k <= 0 or k > 2147483647:
-                return _ERR_INDEX, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+                return _ERR_TOKEN, line, row, t, unsorted
+            k_ok, k = _plain_integer(buf, a, colon, False, 10)
+            if not k_ok or k <= 0 or k > 2147483647:
+                return _ERR_INDEX, line, row, t, unsorted
             if k <= prev:
                 unsorted = True
             prev = k
@@ -272,25 +223,62 @@ def tokenize_letor(buf, pow10):
             vb = colon + 1
             if (i - vb == 4 and (buf[vb] | 32) == 110 and (buf[vb + 1] | 32) == 117
                     and (buf[vb + 2] | 32) == 108 and (buf[vb + 3] | 32) == 108):  # NULL
-                null[t] = True
+                kind[t] = 1
                 val[t] = np.nan
             else:
                 st, m, e, neg = _scan_number(buf, vb, i)
                 if st == 1:
-                    return _ERR_VALUE, line, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+                    return _ERR_VALUE, line, row, t, unsorted
                 ok = False
                 v = 0.0
                 if st == 0:
                     ok, v = _exact_float(m, e, neg, pow10)
-                if ok:
-                    val[t] = v
-                else:
-                    val[t] = 0.0
-                    slow.append((np.int64(t), np.int64(vb), np.int64(i)))
+                kind[t] = 0 if ok else 2
+                val[t] = v
             t += 1
         row += 1
         row_ptr[row] = t
-    return 0, 0, row, t, labels, qids, lines, row_ptr, idx, val, null, slow, unsorted
+    return 0, 0, row, t, unsorted
+
+
+@numba.njit(cache=True)
+def _plain_integer(buf, a, b, signed, max_digits):
+    """(ok, value) of buf[a:b] as an optionally signed decimal integer of at most max_digits digits."""
+    neg = False
+    if signed and a < b and (buf[a] == 45 or buf[a] == 43):
+        neg = buf[a] == 45
+        a += 1
+    if a >= b or b - a > max_digits:
+        return False, np.int64(0)
+    v = np.int64(0)
+    for j in range(a, b):
+        c = buf[j]
+        if c < 48 or c > 57:
+            return False, np.int64(0)
+        v = v * 10 + (c - 48)
+    return True, -v if neg else v
+
+
+@numba.njit(cache=True)
+def _integer_label(buf, a, b):
+    """(ok, label) for buf[a:b]: a decimal whose value is an integer ("2", "-1", "1.0")."""
+    st, m, e, neg = _scan_number(buf, a, b)
+    if st != 0:
+        return False, np.int64(0)
+    if e >= 0:
+        if e > 18 or (m != 0 and m > np.uint64(9223372036854775807) // np.uint64(10**e)):
+            return False, np.int64(0)
+        lab = np.int64(m * np.uint64(10**e))
+    elif -e > 19:
+        if m != 0:
+            return False, np.int64(0)
+        lab = np.int64(0)
+    else:
+        p = np.uint64(10) ** np.uint64(-e)
+        if m % p != 0:
+            return False, np.int64(0)
+        lab = np.int64(m // p)
+    return True, -lab if neg else lab
 
 
 def _line_text(data: bytes, line_no: int) -> str:
@@ -373,24 +361,29 @@ def parse_letor_bytes(
     if n_features is not None and (int(n_features) != n_features or n_features < 1):
         raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
     buf = np.frombuffer(data, dtype=np.uint8)
-    (status, bad_line, n_rows, n_tok, labels, qids, lines, row_ptr, idx, val, null, slow,
-     unsorted) = tokenize_letor(buf, _POW10)
+    max_rows = int(np.count_nonzero(buf == 10)) + 1
+    max_tok = int(np.count_nonzero(buf == 58))
+    labels = np.empty(max_rows, dtype=np.int64)
+    qids = np.empty(max_rows, dtype=np.int64)
+    lines = np.empty(max_rows, dtype=np.int64)
+    row_ptr = np.empty(max_rows + 1, dtype=np.int64)
+    idx = np.empty(max_tok, dtype=np.int64)
+    val = np.empty(max_tok, dtype=np.float64)
+    kind = np.empty(max_tok, dtype=np.uint8)
+    status, bad_line, n_rows, n_tok, unsorted = tokenize_letor(
+        buf, _POW10, labels, qids, lines, row_ptr, idx, val, kind)
     if status != 0:
         text = _line_text(data, bad_line)
         raise ValueError(f"{path}, line {bad_line}: {_explain_line(text)}: {text[:120]!r}")
     labels, qids, lines = labels[:n_rows], qids[:n_rows], lines[:n_rows]
-    row_ptr, idx, val, null = row_ptr[: n_rows + 1], idx[:n_tok], val[:n_tok], null[:n_tok]
+    row_ptr, idx, val, kind = row_ptr[: n_rows + 1], idx[:n_tok], val[:n_tok], kind[:n_tok]
     if n_rows == 0:
         raise ValueError(f"{path}: no documents (empty file, or only blank and comment lines)")
     tok_row = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(row_ptr))
-    if slow:
-        for t, a, b in slow:
-            v = float(data[a:b])
-            if not np.isfinite(v):
-                line = int(lines[tok_row[t]])
-                raise ValueError(f"{path}, line {line}: value {data[a:b].decode()!r} of feature "
-                                 f"{int(idx[t])} is NaN or infinite")
-            val[t] = v
+    slow = np.flatnonzero(kind == 2)
+    if slow.size:
+        _convert_slow_numbers(data, buf, slow, tok_row, lines, row_ptr, idx, val, path)
+    null = kind == 1
     n_null = int(null.sum())
     if n_null and null_policy == "error":
         t = int(np.flatnonzero(null)[0])
@@ -425,6 +418,22 @@ def parse_letor_bytes(
         X = np.zeros((n_rows, width), dtype=np.float64)
         X[tok_row, idx - 1] = val
     return X, labels, qids, info
+
+
+def _convert_slow_numbers(data, buf, slow, tok_row, lines, row_ptr, idx, val, path) -> None:
+    """Convert with Python's float the numbers the kernel's exact fast path could not."""
+    line_start = np.concatenate(([0], np.flatnonzero(buf == 10) + 1))
+    for t in slow.tolist():
+        r = int(tok_row[t])
+        line = int(lines[r])
+        end = data.find(b"\n", line_start[line - 1])
+        text = data[line_start[line - 1]: None if end < 0 else end].split(b"#", 1)[0]
+        token = text.split()[2 + t - int(row_ptr[r])]
+        v = float(token.partition(b":")[2])
+        if not np.isfinite(v):
+            raise ValueError(f"{path}, line {line}: value {token.partition(b':')[2].decode()!r} "
+                             f"of feature {int(idx[t])} is NaN or infinite")
+        val[t] = v
 
 
 def _check_no_duplicates(tok_row, idx, lines, path) -> None:
@@ -523,9 +532,10 @@ def read_letor(
                                        meta=meta)
         if store is not None:
             store.save(key, data)
-    else:
+    else:  # the entry is keyed by content: another file with the same bytes may have made it
         data = RankingData(X=data.X, y=data.y, qid=data.qid, query_ptr=data.query_ptr,
-                           name=name or _stem(path), source=str(path), meta=data.meta)
+                           name=name or _stem(path), source=str(path),
+                           meta={**data.meta, "path": str(path)})
     if data.meta.get("order") is not None:
         warnings.warn(f"{path}: documents of a query are not contiguous; grouped them by "
                       "query (stable, by first appearance)", stacklevel=2)
