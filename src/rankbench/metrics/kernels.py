@@ -15,6 +15,22 @@ DISCOUNT_STANDARD = 1
 
 
 @njit(cache=True)
+def argsort_within_queries(key: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """Global permutation sorting ``key`` ascending inside each query, stably; O(n log n).
+
+    Cheaper than a global lexsort on (query, key) when there are many queries.
+    """
+    out = np.empty(key.shape[0], dtype=np.int64)
+    for q in range(ptr.shape[0] - 1):
+        a = ptr[q]
+        b = ptr[q + 1]
+        local = np.argsort(key[a:b], kind="mergesort")
+        for i in range(b - a):
+            out[a + i] = a + local[i]
+    return out
+
+
+@njit(cache=True)
 def _discount(pos: int, mode: int) -> float:
     # pos is 0-based; LETOR leaves ranks 1 and 2 undiscounted and divides rank r >= 3 by
     # log2(r); the textbook (Jarvelin-Kekalainen / Burges) discount is 1/log2(r + 1).

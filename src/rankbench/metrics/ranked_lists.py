@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from rankbench.data.ranking_data import group_by_query
+from rankbench.metrics.kernels import argsort_within_queries
 
 TIE_ORDERS = ("stable", "worst")
 
@@ -94,8 +95,9 @@ def check_ties(ties: str) -> str:
 def rank_queries(y: Any, scores: Any, qid: Any = None, ties: str = "stable") -> RankedLists:
     """Validate, group documents by query (stably) and sort each query by descending score.
 
-    O(n log n): one global stable lexsort on (query, -score[, label]).  ``qid=None`` is one
-    query holding every document.
+    O(n log n): a stable argsort of -score inside each query (a global lexsort on
+    (query, -score, label) for ``ties="worst"``).  ``qid=None`` is one query holding every
+    document.
     """
     check_ties(ties)
     y, scores, qid = check_inputs(y, scores, qid)
@@ -112,13 +114,13 @@ def rank_queries(y: Any, scores: Any, qid: Any = None, ties: str = "stable") -> 
         qindex = np.repeat(np.arange(ptr.shape[0] - 1, dtype=np.int64), np.diff(ptr))
     # -0.0 and 0.0 compare equal, so negating keeps ties as ties.
     neg = -scores
-    keys: list[np.ndarray] = []
+    many = qindex is not None and ptr.shape[0] > 2
     if ties == "worst":
-        keys.append(y)
-    keys.append(neg)
-    if qindex is not None and ptr.shape[0] > 2:
-        keys.append(qindex)
-    perm = np.argsort(neg, kind="stable") if len(keys) == 1 else np.lexsort(keys)
+        perm = np.lexsort((y, neg, qindex) if many else (y, neg))
+    elif many:
+        perm = argsort_within_queries(neg, ptr)
+    else:
+        perm = np.argsort(neg, kind="stable")
     return RankedLists(
         y=np.ascontiguousarray(y[perm]),
         scores=np.ascontiguousarray(scores[perm]),
