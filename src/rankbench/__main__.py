@@ -18,7 +18,11 @@ def main(argv: list[str] | None = None) -> int | None:
     if args and args[0] == "results":
         from rankbench.cli import results_main
 
-        return results_main(args[1:])
+        try:
+            return results_main(args[1:])
+        except BrokenPipeError:  # `rankbench results | head`
+            sys.stderr.close()
+            return 0
     if argv is not None:
         sys.argv = [sys.argv[0], *args]  # Hydra reads sys.argv
     import hydra

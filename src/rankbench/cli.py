@@ -105,6 +105,7 @@ def sweep_summary(frame, protocol: dict[str, Any]) -> str:
     if ok.empty:
         return lines[0]
     means = mean_over_folds(frame, metrics + [c for c in ("train.wall_s",) if c in frame.columns])
+    means = natural_sort(means)
     means["params"] = means["params"].map(_fmt_params)
     lines += ["", "mean over folds per parameter value:", means.to_string(**fmt)]
     if protocol.get("mode", "select") == "select":
@@ -294,7 +295,9 @@ def results_main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"rankbench results: unknown column(s) {unknown}; see --list-columns", file=sys.stderr)
         return 2
-    if args.sort:
+    if not args.sort:
+        frame = natural_sort(frame, fold_first=bool(args.select))
+    else:
         keys = args.sort.split(",")
         bad = [k for k in keys if k not in frame.columns]
         if bad:
@@ -312,6 +315,17 @@ def results_main(argv: list[str] | None = None) -> int:
         with _wide_pandas():
             print(out.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     return 0
+
+
+def natural_sort(frame, fold_first: bool = False):
+    """Rows by experiment, dataset, solver, then numeric parameter values and fold."""
+    from rankbench.runner import _sortable
+
+    pcols = sorted(c for c in frame.columns if c.startswith("params.") and _sortable(frame[c]))
+    params = [*pcols, "params"]
+    tail = ["fold", *params] if fold_first else [*params, "fold"]
+    keys = [k for k in ("experiment", "dataset", "solver", *tail) if k in frame.columns]
+    return frame.sort_values(keys, kind="mergesort", na_position="last")
 
 
 class _wide_pandas:

@@ -527,8 +527,10 @@ def mean_over_folds(frame, metrics: list[str] | None = None):
     """Per (experiment, dataset, variant, solver, params): the mean and count over folds of ``metrics``.
 
     The "fixed" protocol (one parameter value for every fold, Chapelle Table 3) and
-    C-sweep curves (Chapelle Fig. 1) read this.
+    C-sweep curves (Chapelle Fig. 1) read this.  ``params.<p>`` columns are kept.
     """
+    import pandas as pd
+
     f = frame[frame["status"] == "ok"].copy()
     metrics = metrics or ["test.ndcg@10", "test.map"]
     metrics = [m for m in metrics if m in f.columns]
@@ -539,4 +541,6 @@ def mean_over_folds(frame, metrics: list[str] | None = None):
     out["n_folds"] = g["fold"].nunique()
     out = out.reset_index()
     out["variant"] = out["variant"].replace("", None)
-    return out
+    unpacked = pd.DataFrame([json.loads(p) for p in out["params"]], index=out.index)
+    unpacked.columns = [f"params.{c}" for c in unpacked.columns]
+    return pd.concat([out, unpacked], axis=1)
