@@ -127,6 +127,13 @@ def test_rcv1_stand_in(tmp_path):
         assert d.synthetic and d.meta["stand_in_for"] == "rcv1_e311"
         assert d.X.shape == (23149, 47236) and sp.issparse(d.X) and d.n_queries == 1
         assert int(d.y.sum()) > 0 and d.y.mean() < 0.01
+        assert "synthetic" in d.name and d.meta["vali_in_train"] is False
+        lewis = load_fold("rcv1_e311", 1, "train", variant="lewis", root=tmp_path,
+                          allow_synthetic=True)
+        assert lewis.n_docs == 23149 and (lewis.X != d.X).nnz == 0  # the same rows, swapped role
+        vali = load_fold("rcv1_e311", 1, "vali", root=tmp_path, allow_synthetic=True,
+                         vali_fraction=0.01)
+        assert vali.n_docs == round(0.01 * 781265) and vali.meta["vali_in_train"]
     finally:
         synthetic_mod._rcv1_like_cached.cache_clear()
 
@@ -176,7 +183,7 @@ def test_load_fold_rcv1_through_sklearn_cache_layout(tmp_path, monkeypatch):
     import sklearn.datasets
 
     monkeypatch.setattr(sklearn.datasets, "fetch_rcv1", fake_fetch)
-    rcv1_mod._fetch.cache_clear()
+    rcv1_mod._task.cache_clear()
     folder = tmp_path / "rcv1" / "RCV1"
     folder.mkdir(parents=True)
     for f in ("samples_py3.pkl", "sample_id_py3.pkl", "sample_topics_py3.pkl"):
@@ -190,4 +197,4 @@ def test_load_fold_rcv1_through_sklearn_cache_layout(tmp_path, monkeypatch):
         lewis = load_fold("rcv1_ccat", 1, "train", variant="lewis", root=tmp_path)
         assert lewis.n_docs == rcv1_mod.LEWIS_N_TRAIN and lewis.meta["orientation"] == "lewis"
     finally:
-        rcv1_mod._fetch.cache_clear()
+        rcv1_mod._task.cache_clear()

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rankbench.data.ranking_data import RankingData
-from rankbench.data.synthetic import single_query_split, vali_rows
+from rankbench.data.synthetic import one_query_data, single_query_rows
 
 LEWIS_N_TRAIN = 23_149
 TOPICS = {"rcv1_ccat": "CCAT", "rcv1_e311": "E311"}
@@ -41,36 +41,37 @@ def rcv1_cached(root: Path) -> bool:
     return any(folder.glob("samples*.pkl")) and any(folder.glob("sample_topics*.pkl"))
 
 
-def rcv1_task(bunch: Any, topic: str, orientation: str = "papers",
-              n_lewis_train: int = LEWIS_N_TRAIN) -> tuple[Any, np.ndarray, int]:
-    """(X, y, n_train) for ``topic`` vs rest from a fetch_rcv1 Bunch; the first n_train rows train. O(nnz)."""
+def rcv1_part_rows(orientation: str, n: int, n_lewis_train: int = LEWIS_N_TRAIN) -> tuple[range, range]:
+    """(train rows, test rows) of fetch_rcv1's row order, whose first ``n_lewis_train`` rows are Lewis' training part."""
     if orientation not in ORIENTATIONS:
         raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
+    if not 0 < n_lewis_train < n:
+        raise ValueError(f"RCV1 data has {n} documents, too few for a {n_lewis_train}-document Lewis part")
+    lewis_train, lewis_test = range(n_lewis_train), range(n_lewis_train, n)
+    return (lewis_test, lewis_train) if orientation == "papers" else (lewis_train, lewis_test)
+
+
+def rcv1_task(bunch: Any, topic: str) -> tuple[sp.csr_matrix, np.ndarray]:
+    """(X, y) for ``topic`` vs rest from a fetch_rcv1 Bunch, rows in fetch_rcv1's order. O(nnz)."""
     names = [str(t) for t in np.asarray(bunch.target_names)]
     if topic not in names:
         raise ValueError(f"topic {topic!r} not among the RCV1 target names ({len(names)} topics)")
     X = sp.csr_matrix(bunch.data, dtype=np.float64)
-    n = X.shape[0]
-    if not 0 < n_lewis_train < n:
-        raise ValueError(f"RCV1 data has {n} documents, fewer than the Lewis split needs")
-    target = bunch.target
-    col = target[:, names.index(topic)]
-    y = (np.asarray(col.toarray() if sp.issparse(col) else col).ravel() > 0).astype(np.int64)
-    if orientation == "papers":
-        order = np.r_[np.arange(n_lewis_train, n), np.arange(n_lewis_train)]
-        X, y, n_train = X[order], y[order], n - n_lewis_train
-    else:
-        n_train = n_lewis_train
     X.sum_duplicates()
     X.sort_indices()
-    return X, y, n_train
+    col = bunch.target[:, names.index(topic)]
+    y = (np.asarray(col.toarray() if sp.issparse(col) else col).ravel() > 0).astype(np.int64)
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"RCV1 target has {y.shape[0]} rows for {X.shape[0]} documents")
+    return X, y
 
 
 @lru_cache(maxsize=1)
-def _fetch(home: str, download: bool):
+def _task(home: str, download: bool, topic: str) -> tuple[sp.csr_matrix, np.ndarray]:
     from sklearn.datasets import fetch_rcv1
 
-    return fetch_rcv1(data_home=home, subset="all", download_if_missing=download)
+    bunch = fetch_rcv1(data_home=home, subset="all", download_if_missing=download)
+    return rcv1_task(bunch, topic)
 
 
 def load_rcv1_split(
@@ -101,11 +102,11 @@ def load_rcv1_split(
     if root is None or (not download and not rcv1_cached(root)):
         raise DatasetNotFound(_missing_message(spec, orientation, root))
     try:
-        bunch = _fetch(str(rcv1_home(root)), bool(download))
+        X, y = _task(str(rcv1_home(root)), bool(download), TOPICS[spec.name])
     except OSError as exc:
         raise DatasetNotFound(_missing_message(spec, orientation, root) + f" ({exc})") from exc
-    return rcv1_split_from_bunch(bunch, name, split, orientation, vali_fraction=vali_fraction,
-                                 holdout=holdout, seed=seed, source=str(rcv1_home(root)))
+    return _split(X, y, spec.name, split, orientation, vali_fraction, holdout, seed,
+                  LEWIS_N_TRAIN, str(rcv1_home(root)))
 
 
 def rcv1_split_from_bunch(
@@ -123,18 +124,19 @@ def rcv1_split_from_bunch(
     """One split of an RCV1 task built from a fetch_rcv1 Bunch (see the module docstring)."""
     if name not in TOPICS:
         raise ValueError(f"unknown RCV1 task {name!r}; known: {sorted(TOPICS)}")
+    X, y = rcv1_task(bunch, TOPICS[name])
+    return _split(X, y, name, split, orientation, vali_fraction, holdout, seed, n_lewis_train,
+                  source)
+
+
+def _split(X, y, name, split, orientation, vali_fraction, holdout, seed, n_lewis_train, source):
     if split not in ("train", "vali", "test"):
         raise ValueError(f"split must be train, vali or test, got {split!r}")
-    X, y, n_train = rcv1_task(bunch, TOPICS[name], orientation, n_lewis_train)
-    if split == "test":
-        Xs, ys = X[n_train:], y[n_train:]
-    else:
-        vali = vali_rows(n_train, vali_fraction, seed)
-        Xs, ys = single_query_split(X[:n_train], y[:n_train], vali, split, holdout)
-    n = ys.shape[0]
-    meta = {"order": None, "dataset": name, "topic": TOPICS[name], "orientation": orientation,
-            "split": split, "fold": 1, "vali_fraction": vali_fraction, "holdout": holdout,
-            "vali_in_train": split != "test" and not holdout, "positive_rate": float(ys.mean())}
-    return RankingData(X=Xs, y=ys, qid=np.zeros(n, dtype=np.int64),
-                       query_ptr=np.array([0, n], dtype=np.int64), name=name, source=source,
-                       synthetic=False, meta=meta)
+    train, test = rcv1_part_rows(orientation, y.shape[0], n_lewis_train)
+    rows = single_query_rows(train, test, split, vali_fraction, bool(holdout), int(seed))
+    ys = y[rows]
+    meta = {"dataset": name, "topic": TOPICS[name], "orientation": orientation, "split": split,
+            "fold": 1, "vali_fraction": vali_fraction, "holdout": holdout,
+            "vali_in_train": split != "test" and not holdout,
+            "positive_rate": float(ys.mean()) if ys.size else 0.0}
+    return one_query_data(X[rows], ys, name, synthetic=False, meta=meta, source=source)

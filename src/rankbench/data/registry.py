@@ -303,7 +303,7 @@ def load_fold(
             raise
         from rankbench.data.synthetic import stand_in_split
 
-        return stand_in_split(spec, fold, split, variant=variant)
+        return stand_in_split(spec, fold, split, variant=variant, **params)
     # every split of a LETOR data set gets the same layout: dense unless asked otherwise
     data = read_letor(path, null_policy=null_policy, sparse=bool(sparse),
                       n_features=spec.n_features, name=spec.name, cache=cache)

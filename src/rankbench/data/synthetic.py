@@ -228,15 +228,23 @@ def vali_rows(n_train: int, fraction: float, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng([seed, 0x7A11]).choice(n_train, size=m, replace=False))
 
 
-def single_query_split(X, y, vali: np.ndarray, split: str, holdout: bool) -> tuple[Any, np.ndarray]:
-    """Rows of train (minus vali when ``holdout``) or of vali, from the training part."""
+def single_query_rows(train: range, test: range, split: str, vali_fraction: float,
+                      holdout: bool, seed: int) -> slice | np.ndarray:
+    """Rows of ``split`` in a one-query data set whose training and test parts are row ranges.
+
+    vali is a seeded ``vali_fraction`` sample of the training rows; train keeps it
+    unless ``holdout``.  Contiguous parts come back as slices (cheap CSR row blocks).
+    """
+    if split == "test":
+        return slice(test.start, test.stop)
+    vali = train.start + vali_rows(len(train), vali_fraction, seed)
     if split == "vali":
-        return X[vali], y[vali]
-    if holdout:
-        keep = np.ones(y.shape[0], dtype=bool)
-        keep[vali] = False
-        return X[keep], y[keep]
-    return X, y
+        return vali
+    if not holdout:
+        return slice(train.start, train.stop)
+    keep = np.ones(len(train), dtype=bool)
+    keep[vali - train.start] = False
+    return train.start + np.flatnonzero(keep)
 
 
 @lru_cache(maxsize=4)
@@ -284,56 +292,68 @@ def load_synthetic_split(fold: int, split: str, variant: str | None = None, **pa
         n, n_test = _check_positive_int("n", full["n"]), _check_positive_int("n_test", full["n_test"])
         gen = {k: full[k] for k in ("d", "nnz_per_row", "positive_rate", "seed", "noise")}
         data = _rcv1_like_cached(_freeze({**gen, "n": n + n_test}))
-        return _single_query_part(data, n, split, fold, full, name=data.name,
-                                  extra={"variant": "rcv1_like", "params": full})
+        rows = single_query_rows(range(n), range(n, n + n_test), split, full["vali_fraction"],
+                                 bool(full["holdout"]), fold)
+        return one_query_data(data.X[rows], data.y[rows], data.name, synthetic=True,
+                              meta={"split": split, "fold": fold, "variant": "rcv1_like",
+                                    "params": full,
+                                    "vali_in_train": split != "test" and not full["holdout"]})
     raise ValueError(f"synthetic has variants 'letor_like' (default) and 'rcv1_like', got {variant!r}")
 
 
-def _single_query_part(data: RankingData, n_train: int, split: str, seed: int,
-                       opts: dict[str, Any], name: str, extra: dict[str, Any]) -> RankingData:
-    """Train / vali / test of a single-query data set whose first ``n_train`` rows are training."""
-    if split == "test":
-        X, y = data.X[n_train:], data.y[n_train:]
-    else:
-        vali = vali_rows(n_train, opts["vali_fraction"], seed)
-        X, y = single_query_split(data.X[:n_train], data.y[:n_train], vali, split, bool(opts["holdout"]))
+def one_query_data(X, y: np.ndarray, name: str, synthetic: bool, meta: dict[str, Any],
+                   source: str | None = None) -> RankingData:
+    """RankingData holding every row in one query (qid 0), as the AUC tasks are."""
     n = y.shape[0]
     if n == 0:
-        raise ValueError(f"{name}: split {split!r} is empty")
-    meta = {"order": None, "split": split, "fold": seed,
-            "vali_in_train": split != "test" and not opts["holdout"], **extra}
+        raise ValueError(f"{name}: split {meta.get('split')!r} is empty")
     return RankingData(X=X, y=y, qid=np.zeros(n, dtype=np.int64),
-                       query_ptr=np.array([0, n], dtype=np.int64), name=name,
-                       synthetic=True, meta=meta)
+                       query_ptr=np.array([0, n], dtype=np.int64), name=name, source=source,
+                       synthetic=synthetic, meta={"order": None, **meta})
 
 
-def stand_in_split(spec: DatasetSpec, fold: int, split: str, variant: str | None = None) -> RankingData:
-    """A synthetic split shaped like the missing data set ``spec``, labelled as its stand-in."""
+def stand_in_split(spec: DatasetSpec, fold: int, split: str, variant: str | None = None,
+                   **params: Any) -> RankingData:
+    """A synthetic split shaped like the missing data set ``spec``, labelled as its stand-in.
+
+    LETOR sets: ``make_letor_like`` with the set's number of queries, mean documents
+    per query, width and binary/graded labels, cut into LETOR's 5-fold rotation.
+    RCV1 tasks: ``make_rcv1_like`` with 23,149 + 781,265 rows laid out like
+    fetch_rcv1 (Lewis training part first) and the task's class balance (CCAT 47%,
+    E311 0.2%); ``params`` take the real loader's ``vali_fraction``, ``holdout``, ``seed``.
+    """
     seed = zlib.crc32(spec.name.encode())
+    name = f"synthetic stand-in for {spec.name}"
     if spec.family == "rcv1":
-        rate = 0.47 if spec.name == "rcv1_ccat" else 0.002
-        big, small = RCV1_N_BIG, RCV1_N_SMALL
-        n_train = big if variant in (None, "papers") else small
-        data = _rcv1_like_cached(_freeze({"n": big + small, "d": RCV1_N_FEATURES, "nnz_per_row": 75,
-                                          "positive_rate": rate, "seed": seed, "noise": 0.3}))
-        if n_train == small:  # lewis orientation: the small part trains
-            order = np.r_[np.arange(big, big + small), np.arange(big)]
-            data = RankingData(X=data.X[order], y=data.y[order], qid=data.qid,
-                               query_ptr=data.query_ptr, name=data.name, synthetic=True)
-        part = _single_query_part(data, n_train, split, fold,
-                                  {"vali_fraction": 0.05, "holdout": False},
-                                  name=f"synthetic stand-in for {spec.name}",
-                                  extra={"variant": variant, "stand_in_for": spec.name})
-    else:
-        n_q = int(spec.stats.get("n_queries", 100))
-        per_q = max(2, round(spec.stats.get("n_docs", 40 * n_q) / n_q))
-        data = _letor_like_cached(_freeze({"n_queries": n_q, "docs_per_query": per_q,
-                                           "n_features": spec.n_features or 20,
-                                           "n_levels": 3 if spec.graded else 2, "noise": 0.5,
-                                           "model": "linear", "seed": seed}))
-        part = data.subset_queries(letor_fold_queries(n_q, fold, seed)[split])
-        part = RankingData(X=part.X, y=part.y, qid=part.qid, query_ptr=part.query_ptr,
-                           name=f"synthetic stand-in for {spec.name}", synthetic=True,
-                           meta={"order": None, "fold": fold, "split": split, "variant": variant,
-                                 "stand_in_for": spec.name})
+        from rankbench.data.rcv1 import rcv1_part_rows
+
+        opts = {"vali_fraction": 0.05, "holdout": False, "seed": 0, "download": False}
+        unknown = set(params) - set(opts)
+        if unknown:
+            raise TypeError(f"unknown RCV1 parameters {sorted(unknown)}; known: {sorted(opts)}")
+        opts.update(params)
+        small, big = RCV1_N_SMALL, RCV1_N_BIG
+        data = _rcv1_like_cached(_freeze({
+            "n": small + big, "d": RCV1_N_FEATURES, "nnz_per_row": 75, "noise": 0.3, "seed": seed,
+            "positive_rate": 0.47 if spec.name == "rcv1_ccat" else 0.002}))
+        train, test = rcv1_part_rows(variant or "papers", small + big, small)
+        rows = single_query_rows(train, test, split, opts["vali_fraction"], bool(opts["holdout"]),
+                                 int(opts["seed"]))
+        return one_query_data(data.X[rows], data.y[rows], name, synthetic=True,
+                              meta={"split": split, "fold": fold, "variant": variant,
+                                    "stand_in_for": spec.name,
+                                    "vali_in_train": split != "test" and not opts["holdout"]})
+    if params:
+        raise TypeError(f"load_fold({spec.name!r}) got unexpected parameters {sorted(params)}")
+    n_q = int(spec.stats.get("n_queries", 100))
+    per_q = max(2, round(spec.stats.get("n_docs", 40 * n_q) / n_q))
+    data = _letor_like_cached(_freeze({"n_queries": n_q, "docs_per_query": per_q,
+                                       "n_features": spec.n_features or 20,
+                                       "n_levels": 3 if spec.graded else 2, "noise": 0.5,
+                                       "model": "linear", "seed": seed}))
+    part = data.subset_queries(letor_fold_queries(n_q, fold, seed)[split])
+    part = RankingData(X=part.X, y=part.y, qid=part.qid, query_ptr=part.query_ptr,
+                       name=name, synthetic=True,
+                       meta={"order": None, "fold": fold, "split": split, "variant": variant,
+                             "stand_in_for": spec.name})
     return part
