@@ -117,6 +117,10 @@ def test_letor_stand_in_is_labelled_and_shaped_like_the_dataset(tmp_path):
         assert p.synthetic and p.meta["stand_in_for"] == "td2003" and "synthetic" in p.name
         assert p.n_features == 64 and set(np.unique(p.y)) <= {0, 1}
     assert sum(p.n_queries for p in parts.values()) == 50
+    n_docs = sum(p.n_docs for p in parts.values())
+    assert 0.5 * 49058 < n_docs < 1.5 * 49058
+    rate = sum(int(p.y.sum()) for p in parts.values()) / n_docs
+    assert abs(rate - dataset_info("td2003")["stats"]["approx_relevant_rate"]) < 1e-3
     again = load_fold("td2003", 2, "test", root=tmp_path, allow_synthetic=True)
     assert np.array_equal(again.X, parts["test"].X)
 

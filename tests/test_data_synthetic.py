@@ -23,6 +23,12 @@ def test_letor_like_shape_levels_and_determinism():
     assert not np.array_equal(d.y[:50], other.y[:50]) or d.n_docs != other.n_docs
 
 
+def test_letor_like_level_shares_are_met():
+    d = make_letor_like(n_queries=40, docs_per_query=50, level_shares=(5, 3, 2), seed=7)
+    counts = np.bincount(d.y, minlength=3)
+    assert np.all(np.abs(counts - d.n_docs * np.array([0.5, 0.3, 0.2])) <= 1)
+
+
 def test_letor_like_noise_free_linear_labels_are_monotone_in_the_model():
     d = make_letor_like(n_queries=20, docs_per_query=30, n_features=5, noise=0.0, seed=1)
     latent = d.X @ d.meta["w"]
@@ -50,7 +56,8 @@ def test_letor_like_nonlinear_is_less_linear_than_linear():
     "kw,msg",
     [({"n_queries": 0}, "n_queries"), ({"n_levels": 1}, "n_levels"), ({"noise": -1.0}, "noise"),
      ({"model": "tree"}, "model"), ({"docs_per_query": (5, 2)}, "empty"),
-     ({"noise": float("nan")}, "noise")],
+     ({"noise": float("nan")}, "noise"), ({"level_shares": (0.5, 0.5)}, "level_shares"),
+     ({"level_shares": (0.5, 0.6, -0.1)}, "level_shares")],
 )
 def test_letor_like_bad_parameters(kw, msg):
     with pytest.raises(ValueError, match=msg):

@@ -66,12 +66,17 @@ class DatasetSpec:
 
 
 def _gov(name: str, year: int, kind: str, queries: int, docs: int, long: str) -> DatasetSpec:
+    # Rough share of relevant documents, only to shape synthetic stand-ins: topic
+    # distillation has about ten relevant pages per query, named/home page finding
+    # about one in the ~1,000 documents of a query.
+    rate = 0.012 if kind == "td" else 0.0012
     return DatasetSpec(
         name=name, family="letor3", graded=False, n_folds=5, variants=LETOR3_VARIANTS,
         default_variant="QueryLevelNorm", n_features=64,
         description=f"LETOR 3.0 {long} (TREC {year} web track, .gov collection), binary relevance",
         paper_names=(name.upper(), f"{name[:2].upper()} {year}", f"{year}_{kind}_dataset"),
-        stats={"n_queries": queries, "n_docs": docs}, folder=name.upper(),
+        stats={"n_queries": queries, "n_docs": docs, "approx_relevant_rate": rate},
+        folder=name.upper(),
         gov_dir=f"{year}_{kind}_dataset",
     )
 

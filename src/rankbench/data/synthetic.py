@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from rankbench.data.registry import DatasetSpec
 
 LETOR_DEFAULTS: dict[str, Any] = {"n_queries": 100, "docs_per_query": 40, "n_features": 20,
-                                  "n_levels": 3, "noise": 0.5, "model": "linear", "seed": 0}
+                                  "n_levels": 3, "noise": 0.5, "model": "linear", "seed": 0,
+                                  "level_shares": None}
 # The Lewis et al. (2004) RCV1-v2 split sizes: the papers train on the large part.
 RCV1_N_BIG = 781_265
 RCV1_N_SMALL = 23_149
@@ -68,6 +69,7 @@ def make_letor_like(
     noise: float = 0.5,
     model: str = "linear",
     seed: int = 0,
+    level_shares: Any = None,
 ) -> RankingData:
     """Queries of documents with graded labels from a noisy linear or non-linear model. O(n d).
 
@@ -76,7 +78,8 @@ def make_letor_like(
     differ, as in LETOR).  The latent score is ``X w`` ("linear") or a sum of
     sinusoids and pairwise products ("nonlinear"); Gaussian noise of ``noise`` times
     the latent score's standard deviation is added, and labels 0..n_levels-1 come from
-    global quantiles so that higher levels are rarer (about 60/25/15% for 3 levels).
+    global quantiles so that higher levels are rarer: level k's share is proportional
+    to 0.45**k (about 60/27/12% for 3 levels) unless ``level_shares`` gives the shares.
     ``meta["w"]`` holds the linear model's weights.
     """
     n_queries = _check_positive_int("n_queries", n_queries)
@@ -85,6 +88,13 @@ def make_letor_like(
     noise = _check_noise(noise)
     if model not in ("linear", "nonlinear"):
         raise ValueError(f"model must be 'linear' or 'nonlinear', got {model!r}")
+    if level_shares is None:
+        share = 0.45 ** np.arange(n_levels)  # most documents are irrelevant
+    else:
+        share = np.asarray(level_shares, dtype=np.float64)
+        if share.shape != (n_levels,) or not np.all(np.isfinite(share)) or np.any(share <= 0):
+            raise ValueError(f"level_shares must be {n_levels} positive numbers, got {level_shares!r}")
+    share = share / share.sum()
     rng = np.random.default_rng(seed)
     sizes = _doc_counts(docs_per_query, n_queries, rng)
     n = int(sizes.sum())
@@ -100,10 +110,8 @@ def make_letor_like(
         latent = np.sin(2.0 * Z[:, :4]).sum(axis=1) + 0.5 * (Z[:, 4] * Z[:, 5] - Z[:, 6] * Z[:, 7])
     latent = latent - latent.mean()
     score = latent + noise * latent.std() * rng.standard_normal(n)
-    # level k holds a share proportional to 0.45**k: most documents are irrelevant
-    share = 0.45 ** np.arange(n_levels)
-    cuts = np.quantile(score, 1.0 - np.cumsum(share[::-1])[:-1][::-1] / share.sum())
-    y = np.searchsorted(np.sort(cuts), score, side="right").astype(np.int64)
+    cuts = np.quantile(score, np.cumsum(share)[:-1])
+    y = np.searchsorted(cuts, score, side="right").astype(np.int64)
     ptr = np.zeros(n_queries + 1, dtype=np.int64)
     np.cumsum(sizes, out=ptr[1:])
     meta = {"generator": "make_letor_like", "model": model, "noise": noise, "seed": seed,
@@ -317,7 +325,8 @@ def stand_in_split(spec: DatasetSpec, fold: int, split: str, variant: str | None
     """A synthetic split shaped like the missing data set ``spec``, labelled as its stand-in.
 
     LETOR sets: ``make_letor_like`` with the set's number of queries, mean documents
-    per query, width and binary/graded labels, cut into LETOR's 5-fold rotation.
+    per query, width and binary/graded labels (for the .gov sets a rough share of
+    relevant documents, ``stats["approx_relevant_rate"]``), cut into LETOR's 5-fold rotation.
     RCV1 tasks: ``make_rcv1_like`` with 23,149 + 781,265 rows laid out like
     fetch_rcv1 (Lewis training part first) and the task's class balance (CCAT 47%,
     E311 0.2%); ``params`` take the real loader's ``vali_fraction``, ``holdout``, ``seed``.
@@ -347,10 +356,12 @@ def stand_in_split(spec: DatasetSpec, fold: int, split: str, variant: str | None
         raise TypeError(f"load_fold({spec.name!r}) got unexpected parameters {sorted(params)}")
     n_q = int(spec.stats.get("n_queries", 100))
     per_q = max(2, round(spec.stats.get("n_docs", 40 * n_q) / n_q))
+    rate = spec.stats.get("approx_relevant_rate")
     data = _letor_like_cached(_freeze({"n_queries": n_q, "docs_per_query": per_q,
                                        "n_features": spec.n_features or 20,
                                        "n_levels": 3 if spec.graded else 2, "noise": 0.5,
-                                       "model": "linear", "seed": seed}))
+                                       "model": "linear", "seed": seed,
+                                       "level_shares": (1 - rate, rate) if rate else None}))
     part = data.subset_queries(letor_fold_queries(n_q, fold, seed)[split])
     part = RankingData(X=part.X, y=part.y, qid=part.qid, query_ptr=part.query_ptr,
                        name=name, synthetic=True,
