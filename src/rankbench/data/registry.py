@@ -90,6 +90,8 @@ _SPECS: dict[str, DatasetSpec] = {
         stats={"n_queries": 106, "n_docs": 16140, "labels": {0: 11303, 1: 2585, 2: 2252}},
         folder="OHSUMED",
     ),
+    # .gov query/document counts as LETOR 3.0 describes them (Qin et al. 2010); not
+    # checked against files on this machine, where the .gov sets are absent.
     "td2003": _gov("td2003", 2003, "td", 50, 49058, "topic distillation 2003"),
     "td2004": _gov("td2004", 2004, "td", 75, 74146, "topic distillation 2004"),
     "np2003": _gov("np2003", 2003, "np", 150, 148657, "named page finding 2003"),
