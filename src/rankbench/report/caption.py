@@ -1,0 +1,90 @@
+"""Captions: what data, folds, hyper-parameters, machine and commit an artefact comes from."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from rankbench.report.context import RenderContext
+from rankbench.report.plan import PlannedRun
+
+
+def _fmt_values(vals: list[Any]) -> str:
+    uniq = []
+    for v in vals:
+        if v not in uniq:
+            uniq.append(v)
+    if len(uniq) > 8:
+        return f"{len(uniq)} values from {min(uniq, key=str)} to {max(uniq, key=str)}"
+    return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in uniq)
+
+
+def params_summary(runs: list[PlannedRun]) -> str:
+    """Per solver, the grid of hyper-parameters its runs use, e.g. ``prsvm: C in {1e-4}``."""
+    by_solver: dict[str, dict[str, list]] = {}
+    for r in runs:
+        d = by_solver.setdefault(r.spec["solver"], {})
+        for k, v in r.spec["params"].items():
+            if isinstance(v, list):
+                v = f"[{len(v)} values]"
+            d.setdefault(k, []).append(v)
+    parts = []
+    for s, d in by_solver.items():
+        inner = "; ".join(f"{k} in {{{_fmt_values(v)}}}" for k, v in d.items())
+        parts.append(f"{s}: {inner}" if inner else s)
+    return " | ".join(parts)
+
+
+def environment_summary(runs: list[PlannedRun]) -> str:
+    """Machines and commits recorded by the runs used (most common first)."""
+    machines: Counter = Counter()
+    commits: Counter = Counter()
+    for r in runs:
+        if r.ok:
+            env = r.record.get("env") or {}
+            m = env.get("machine")
+            if isinstance(m, dict):
+                m = ", ".join(f"{k}={v}" for k, v in m.items() if k in ("node", "cpu", "processor", "cpus", "cpu_count", "memory_gb", "platform"))
+            machines[str(m or "unknown machine")] += 1
+            commits[str(env.get("git_commit") or "unknown")[:12]] += 1
+    if not machines:
+        return "no stored runs yet"
+    m = "; ".join(f"{k} ({n} runs)" for k, n in machines.most_common(3))
+    c = ", ".join(f"{k} ({n})" for k, n in commits.most_common(4))
+    return f"machine: {m}. commit: {c}"
+
+
+def build_caption(ctx: RenderContext, runs: list[PlannedRun], extra: list[str] | None = None) -> str:
+    """The standard caption: source, data (with substitutions), folds, params, environment."""
+    lines = [f"Source: {ctx.paper.citation}."]
+    if ctx.artefact.paper_artefact:
+        lines[0] += f" Reproduces {ctx.artefact.paper_artefact}."
+    for tag in ctx.artefact.experiments:
+        plan = ctx.plans[tag]
+        lines.append(f"Experiment `{tag}`: {plan.experiment.description}")
+        used = []
+        for res in plan.resolutions.values():
+            if not res.present:
+                used.append(f"{res.label}: data not present")
+            elif res.substitution:
+                used.append(f"{res.label}: SUBSTITUTED ({res.substitution})")
+            else:
+                v = f" ({res.variant})" if res.variant else ""
+                used.append(f"{res.label}{v}: real data")
+        if used:
+            lines.append("Data: " + "; ".join(used) + ".")
+        folds = sorted({r.spec["fold"] for r in plan.runs})
+        if folds:
+            lines.append(f"Folds: {', '.join(map(str, folds))}.")
+        if plan.runs:
+            lines.append(f"Hyper-parameters: {params_summary(plan.runs)}.")
+        if plan.pending_solvers:
+            lines.append(f"Pending (solver not available in this build): {', '.join(plan.pending_solvers)}.")
+        done = sum(r.ok for r in plan.runs)
+        failed = sum(r.record is not None and not r.ok for r in plan.runs)
+        lines.append(f"Runs: {done} ok of {len(plan.runs)} planned" + (f", {failed} failed" if failed else "") + ".")
+    if ctx.quick:
+        lines.append("QUICK MODE: reduced grids on small synthetic data; not comparable to the paper.")
+    lines.append(environment_summary(runs) + ".")
+    lines.extend(extra or [])
+    return "\n".join(lines)

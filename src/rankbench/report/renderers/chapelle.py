@@ -1,0 +1,236 @@
+"""Chapelle & Keerthi 2010: Tables 3-4 (NDCG@10 and 5-fold time), Fig. 1 (C sweep), Fig. 3 (time vs n)."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+import numpy as np
+
+from rankbench.report.caption import build_caption
+from rankbench.report.compare import comparison_row, data_kind, plan_status, ratio, runs_status
+from rankbench.report.context import Artefact, RenderContext, renderer
+from rankbench.report.labels import solver_label
+from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
+from rankbench.report.records import mean_of, sum_of, value
+
+TABLE_COLUMNS = ["dataset", "method", "solver", "folds", "ndcg@10 ours", "ndcg@10 paper",
+                 "ndcg@10 diff", "time ours (s, all folds)", "time paper (s)", "time ratio ours/paper",
+                 "note"]
+_AT_C = re.compile(r"^(?P<metric>.+)@C=(?P<c>[0-9.eE+-]+)$")
+
+
+@renderer("ranksvm_time_table")
+def ranksvm_time_table(ctx: RenderContext) -> Artefact:
+    """Tables 3 and 4: per dataset and solver, mean test NDCG@10 and summed training time."""
+    plan = ctx.plan()
+    exp = plan.experiment
+    rows, comps = [], []
+    aid = ctx.artefact.paper_artefact
+    for ds in exp.datasets:
+        res = plan.resolutions[ds]
+        for solver in exp.solvers:
+            runs = [r for r in plan.runs if r.dataset_key == ds and r.spec["solver"] == solver]
+            ok = [r for r in runs if r.ok]
+            p_ndcg = next(iter(ctx.values(dataset=ds, solver=solver, metric="test.ndcg@10")), None)
+            p_time = next(iter(ctx.values(dataset=ds, solver=solver, metric="train.wall_s_total")), None)
+            ndcg = mean_of(ok, "test.ndcg@10") if ok else None
+            wall = sum_of(ok, "train.wall_s") if ok else None
+            if not res.present:
+                note = "data not present"
+            elif solver in plan.pending_solvers:
+                note = "pending: solver not available"
+            elif len(ok) < len(runs):
+                note = f"only {len(ok)} of {len(runs)} folds stored"
+            else:
+                note = "stand-in data" if res.substitution else ""
+            rows.append({
+                "dataset": res.label, "method": solver_label(solver), "solver": solver,
+                "folds": f"{len(ok)}/{len(runs)}" if runs else "0",
+                "ndcg@10 ours": ndcg, "ndcg@10 paper": p_ndcg and p_ndcg["value"],
+                "ndcg@10 diff": None if ndcg is None or p_ndcg is None else ndcg - p_ndcg["value"],
+                "time ours (s, all folds)": wall, "time paper (s)": p_time and p_time["value"],
+                "time ratio ours/paper": ratio(wall, p_time and p_time["value"]), "note": note,
+            })
+            if p_ndcg:
+                comps.append(comparison_row(aid, res.label, solver_label(solver), "test NDCG@10",
+                                            p_ndcg, ndcg, data=data_kind(res)))
+            if p_time:
+                comps.append(comparison_row(aid, res.label, solver_label(solver),
+                                            "training time, all folds (s)", p_time, wall, "ratio",
+                                            data_kind(res)))
+        # the paper's other methods (SVMLight, SVMLight#): published reference, not run here
+        refs = defaultdict(dict)
+        for v in ctx.values(dataset=ds, solver=""):
+            refs[v["method"]][v["metric"]] = v
+        for method, m in refs.items():
+            rows.append({
+                "dataset": res.label, "method": method, "solver": "(published only)", "folds": "",
+                "ndcg@10 paper": m.get("test.ndcg@10", {}).get("value"),
+                "time paper (s)": m.get("train.wall_s_total", {}).get("value"),
+                "note": m.get("test.ndcg@10", {}).get("note", ""),
+            })
+    notes = [
+        "ours: mean over folds of test NDCG@10 (LETOR convention) and the sum over folds of the "
+        "training wall time (numba compilation excluded), as the paper reports.",
+        "Times come from a different machine (and, during development, a loaded one): compare "
+        "ratios between solvers, not absolute seconds.",
+    ]
+    caption = build_caption(ctx, plan.runs)
+    files = write_table(ctx, rows, TABLE_COLUMNS, caption, notes)
+    return Artefact(ctx.artefact.id, ctx.paper.key, "table", ctx.artefact.title, files, caption,
+                    plan_status(plan), notes, comps)
+
+
+def _reference_points(ctx: RenderContext, ds: str) -> list[tuple[str, str, float, float]]:
+    """(method, metric, C, value) of the paper's numbers pinned to a C (Table 3 on Fig. 1)."""
+    out = []
+    for v in ctx.values(dataset=ds):
+        m = _AT_C.match(v["metric"])
+        if m:
+            out.append((v["method"], m["metric"], float(m["c"]), v["value"]))
+    return out
+
+
+@renderer("c_sweep_figure")
+def c_sweep_figure(ctx: RenderContext) -> Artefact:
+    """Fig. 1: total training time (log-log) and mean test NDCG@10 against C, one row per dataset."""
+    plan = ctx.plan()
+    datasets = ctx.artefact.options.get("datasets") or plan.experiment.datasets
+    datasets = [d for d in datasets if d in plan.resolutions] or list(plan.resolutions)[:1]
+    fig, axes = new_figure(len(datasets), 2)
+    data_rows, comps = [], []
+    for i, ds in enumerate(datasets):
+        res = plan.resolutions[ds]
+        ax_t, ax_n = axes[i]
+        title = res.label + (" (stand-in)" if res.substitution else "")
+        ax_t.set_title(f"{title}: training time")
+        ax_n.set_title(f"{title}: test NDCG@10")
+        if not res.present:
+            for ax in (ax_t, ax_n):
+                empty_panel(ax, f"{res.label}: data not present")
+            continue
+        for solver in plan.experiment.solvers:
+            by_c = defaultdict(list)
+            for r in plan.runs:
+                if r.dataset_key == ds and r.spec["solver"] == solver:
+                    by_c[float(r.spec["params"]["C"])].append(r)
+            cs, times, ndcgs = [], [], []
+            for c in sorted(by_c):
+                ok = [r for r in by_c[c] if r.ok]
+                if not ok or len(ok) < len(by_c[c]):
+                    continue
+                cs.append(c)
+                times.append(sum_of(ok, "train.wall_s"))
+                ndcgs.append(mean_of(ok, "test.ndcg@10"))
+                data_rows.append({"dataset": res.label, "solver": solver, "C": c, "folds": len(ok),
+                                  "time_total_s": times[-1], "test_ndcg@10": ndcgs[-1]})
+            if not cs:
+                continue
+            lab = solver_label(solver)
+            ax_t.plot(cs, times, marker="o", label=lab, gid=solver)
+            ax_n.plot(cs, ndcgs, marker="o", label=lab)
+        colors = {line.get_label(): line.get_color() for line in ax_t.get_lines()}
+        for method, metric, c, v in _reference_points(ctx, ds):
+            ax = ax_t if metric.startswith("train.") else ax_n
+            if not res.substitution:  # the paper's numbers are for the real data only
+                ax.plot([c], [v], marker="*", markersize=14, linestyle="none", zorder=5,
+                        color=colors.get(method, "k"), markeredgecolor="k",
+                        label=f"paper {method} (Table 3)")
+            ours = next((row["test_ndcg@10"] if not metric.startswith("train.") else row["time_total_s"]
+                         for row in data_rows if row["dataset"] == res.label
+                         and np.isclose(row["C"], c) and solver_label(row["solver"]) == method), None)
+            comps.append(comparison_row(ctx.artefact.paper_artefact, res.label, method,
+                                        f"{metric} at C={c:g}", {"value": v, "reference": "Table 3"},
+                                        ours, "ratio" if metric.startswith("train.") else "difference",
+                                        data_kind(res)))
+        for ax in (ax_t, ax_n):
+            ax.set_xscale("log")
+            ax.set_xlabel("C")
+            ax.grid(True, which="both", alpha=0.3)
+        ax_t.set_yscale("log")
+        ax_t.set_ylabel("training time, sum over folds (s)")
+        ax_n.set_ylabel("mean test NDCG@10")
+        for ax in (ax_t, ax_n):
+            if ax.get_legend_handles_labels()[0]:
+                handles, labels = ax.get_legend_handles_labels()
+                uniq = dict(zip(labels, handles, strict=True))
+                ax.legend(uniq.values(), uniq.keys(), fontsize=7)
+    fig.tight_layout()
+    runs = [r for r in plan.runs if r.dataset_key in datasets]
+    caption = build_caption(ctx, runs, ["Stars: the paper's Table 3 values at its best C "
+                                        "(Fig. 1 itself gives no numbers)."])
+    files = write_figure(ctx, fig, caption, data_rows)
+    return Artefact(ctx.artefact.id, ctx.paper.key, "figure", ctx.artefact.title, files, caption,
+                    plan_status(plan, datasets), [], comps)
+
+
+@renderer("auc_scaling_figure")
+def auc_scaling_figure(ctx: RenderContext) -> Artefact:
+    """Fig. 3: training time against n (log-log) per solver, with n and n^2 guide lines; test AUC beside."""
+    plan = ctx.plan()
+    fig, axes = new_figure(1, 2, width=5.0, height=3.8)
+    ax_t, ax_a = axes[0]
+    data_rows, notes = [], []
+    res = next(iter(plan.resolutions.values()))
+    if not res.present:
+        for ax in (ax_t, ax_a):
+            empty_panel(ax, f"{res.label}: data not present")
+    anchor = None
+    for solver in plan.experiment.solvers:
+        pts = []
+        for r in plan.runs:
+            if r.spec["solver"] == solver and r.ok:
+                n = r.spec["data_params"].get("n")
+                pts.append((n, value(r.record, "train.wall_s"), value(r.record, "test.auc")))
+                data_rows.append({"solver": solver, "n": n, "train_wall_s": pts[-1][1],
+                                  "test_auc": pts[-1][2],
+                                  "peak_mem_mb": value(r.record, "train.peak_mem_mb")})
+        pts = sorted(p for p in pts if p[0] is not None and p[1] is not None)
+        if not pts:
+            continue
+        n, t, a = map(np.asarray, zip(*pts, strict=True))
+        ax_t.plot(n, t, marker="o", label=solver_label(solver))
+        ax_a.plot(n, a.astype(float), marker="o", label=solver_label(solver))
+        if solver == "prsvm_plus":
+            anchor = (n[0], t[0])
+    limits = plan.experiment.solver_limits
+    for solver, lim in limits.items():
+        if "n_max" in lim:
+            ax_t.axvline(lim["n_max"], color="0.5", linestyle=":", linewidth=1)
+            ax_t.text(lim["n_max"], ax_t.get_ylim()[1] if ax_t.has_data() else 1, f" {solver_label(solver)} cap",
+                      fontsize=7, va="top", color="0.35")
+            notes.append(f"{solver_label(solver)} is run up to n = {lim['n_max']:,} only: its explicit "
+                         "pair matrix holds about n^2/4 pairs for balanced classes.")
+    if anchor is not None:
+        xs = np.array([anchor[0], max(r["n"] for r in data_rows)], dtype=float)
+        for power, style in ((1, "--"), (2, "-.")):
+            ax_t.plot(xs, anchor[1] * (xs / xs[0]) ** power, color="0.6", linestyle=style,
+                      linewidth=0.8, label=f"slope n^{power}")
+    ax_t.axvspan(1200, 19200, color="0.9", zorder=0, label="paper's range of n")
+    for ax in (ax_t, ax_a):
+        ax.set_xscale("log")
+        ax.set_xlabel("number of training documents n")
+        ax.grid(True, which="both", alpha=0.3)
+    ax_t.set_yscale("log")
+    ax_t.set_ylabel("training time (s)")
+    ax_t.set_title(f"{res.label}{' (stand-in)' if res.substitution else ''}: time vs n")
+    ax_a.set_ylabel("test AUC")
+    ax_a.set_title("test AUC (sanity check)")
+    if ax_t.get_legend_handles_labels()[0]:
+        ax_t.legend(fontsize=7)
+    if ax_a.get_legend_handles_labels()[0]:
+        ax_a.legend(fontsize=7)
+    fig.tight_layout()
+    p = next(iter(ctx.values(method="PRSVM", metric="max_n_trained")), None)
+    extra = [f"Paper: {p['note']}"] if p else []
+    caption = build_caption(ctx, plan.runs, extra + notes)
+    files = write_figure(ctx, fig, caption, data_rows, notes)
+    comps = []
+    if p:
+        reached = max((r["n"] for r in data_rows if r["solver"] == "prsvm"), default=None)
+        comps.append(comparison_row(ctx.artefact.paper_artefact, res.label, "PRSVM",
+                                    "largest n trained", p, reached, data=data_kind(res)))
+    st = runs_status(plan.runs) if res.present else "data not present"
+    return Artefact(ctx.artefact.id, ctx.paper.key, "figure", ctx.artefact.title, files, caption,
+                    st, notes, comps)

@@ -1,0 +1,106 @@
+"""Leaderboard (beyond the papers): every solver per dataset, with paired tests against RankSVM."""
+
+from __future__ import annotations
+
+import csv
+
+from rankbench.report.caption import build_caption
+from rankbench.report.compare import plan_status
+from rankbench.report.context import Artefact, RenderContext, renderer, worst_status
+from rankbench.report.labels import solver_label
+from rankbench.report.output import markdown_table
+from rankbench.report.records import choose_per_fold, mean_of
+from rankbench.report.renderers.sculley import letor_published, significance
+
+METRICS = ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map", "auc"]
+ALPHA = 0.05
+
+
+@renderer("leaderboard_table")
+def leaderboard_table(ctx: RenderContext) -> Artefact:
+    """Per dataset: test metrics of each solver's per-fold selected model, sorted by NDCG@10.
+
+    Beside NDCG@10 and MAP: the p-value of a paired randomization test over all test
+    queries (5 folds pooled; the folds' test queries are disjoint) against the reference
+    RankSVM solver, so a reader sees which differences are real.
+    """
+    opts = ctx.artefact.options
+    select_on = opts.get("select_on", "vali.ndcg@10")
+    ref = opts.get("reference_solver", "prsvm_plus")
+    plans = [ctx.plans[t] for t in ctx.artefact.experiments]
+    main = plans[0]
+    runs = [r for p in plans for r in p.runs]
+    chosen = choose_per_fold(runs, select_on)
+    solvers = []
+    for p in plans:
+        solvers += [s for s in p.experiment.solvers if s not in solvers]
+    pending = sorted({s for p in plans for s in p.pending_solvers})
+    cols = ["rank", "solver", "method", "folds", *[f"test {m}" for m in METRICS],
+            "p ndcg@10 vs ref", "p map vs ref", "train s/fold", "chosen params"]
+    sections, all_rows = [], []
+    experiments_dir = ctx.paper.folder.parent
+    for ds in main.experiment.datasets:
+        res = main.resolutions[ds]
+        title = f"## {res.label}" + (f" (stand-in: {res.substitution})" if res.substitution else "")
+        if not res.present:
+            sections += [title, "", "data not present: add it under the data root and rerun "
+                         "`make reproduce` to fill this leaderboard.", ""]
+            all_rows.append({"dataset": res.label, "solver": "", "note": "data not present"})
+            continue
+        ref_runs = chosen.get((ds, ref), [])
+        rows = []
+        for s in solvers:
+            c = chosen.get((ds, s), [])
+            if not c:
+                continue
+            row = {"dataset": res.label, "solver": s, "method": solver_label(s), "folds": len(c)}
+            for m in METRICS:
+                row[f"test {m}"] = mean_of(c, f"test.{m}")
+            if s != ref and ref_runs:
+                row["p ndcg@10 vs ref"] = significance(c, ref_runs, "ndcg@10")
+                row["p map vs ref"] = significance(c, ref_runs, "map")
+            row["train s/fold"] = mean_of(c, "train.wall_s")
+            params = [r.spec["params"] for r in c]
+            keys = sorted({k for p in params for k in p if k in ("C", "lam", "learning_rate")})
+            row["chosen params"] = "; ".join(
+                f"{k}: " + ",".join(f"{p.get(k):g}" if isinstance(p.get(k), float) else str(p.get(k))
+                                    for p in params) for k in keys)
+            rows.append(row)
+        rows.sort(key=lambda r: -(r.get("test ndcg@10") or -1.0))
+        for i, r in enumerate(rows, start=1):
+            r["rank"] = i
+            for key in ("p ndcg@10 vs ref", "p map vs ref"):
+                if r.get(key) is not None and r[key] < ALPHA:
+                    r["method"] = r["method"] + (" *" if key.startswith("p ndcg") else " +")
+        pub = {m: letor_published(experiments_dir, ds, m) for m in METRICS}
+        if any(pub.values()):
+            rows.append({"rank": "", "solver": "(published)", "method": next(
+                v["method"] for v in pub.values() if v), "folds": 5,
+                **{f"test {m}": (pub[m] or {}).get("value") for m in METRICS}})
+        missing = [s for s in solvers if not chosen.get((ds, s)) and s not in pending]
+        sections += [title, "", markdown_table(rows, cols), ""]
+        if missing:
+            sections += [f"Not run yet: {', '.join(missing)}.", ""]
+        all_rows += rows
+    notes = [
+        f"Reference for the paired tests: {solver_label(ref)} ({ref}); p-values from a paired "
+        f"randomization (sign-flip) test over all test queries of the 5 folds. "
+        f"'*': NDCG@10 differs at p < {ALPHA}; '+': MAP differs at p < {ALPHA}.",
+        f"Model selection: per fold, the hyper-parameters with the best {select_on}.",
+        "train s/fold: mean training wall time of the selected models (numba compilation excluded).",
+    ]
+    if pending:
+        notes.append(f"Pending (solver not in this build): {', '.join(pending)}.")
+    caption = build_caption(ctx, runs)
+    md = ctx.path(".md")
+    md.write_text("\n".join([f"# {ctx.artefact.title}", "", *[f"- {n}" for n in notes], "",
+                             *sections, "```text", caption, "```", ""]))
+    csv_path = ctx.path(".csv")
+    with csv_path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=["dataset", *cols, "note"], extrasaction="ignore")
+        w.writeheader()
+        for r in all_rows:
+            w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+    st = worst_status([plan_status(p) for p in plans])
+    return Artefact(ctx.artefact.id, ctx.paper.key, "table", ctx.artefact.title, [md, csv_path],
+                    caption, st, notes, [])

@@ -1,0 +1,181 @@
+"""Lee & Lin 2014 supplement: Fig. (II) (Tree-TRON vs cutting plane per iteration) and Table (I)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rankbench.report.caption import build_caption
+from rankbench.report.compare import comparison_row, data_kind, plan_status
+from rankbench.report.context import Artefact, RenderContext, renderer
+from rankbench.report.labels import solver_label
+from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
+from rankbench.report.plan import PlannedRun
+from rankbench.report.records import history, value
+
+# LIBLINEAR's TRON stops at ||g|| <= eps ||g0|| with eps = 1e-3 for RankSVM (Lee & Lin's
+# "default stopping condition"); the dashed line of Fig. (II) marks that iterate.
+DEFAULT_TRON_EPS = 1e-3
+
+
+def _split(run: PlannedRun, split: str):
+    """The stored run's data split, read again (reading data; no training)."""
+    from rankbench.runner import load_split
+
+    return load_split(run.spec, split)
+
+
+def iterate_scores(run: PlannedRun, data) -> list[dict]:
+    """Per history row: x (CG iterations for TRON, iterations otherwise), objective, test metrics.
+
+    The record keeps each iterate's coefficients (``keep_coef_history``); the test
+    pairwise accuracy and NDCG@10 are computed here from them, O(nd) per row.
+    """
+    from rankbench.metrics import ndcg_at_k, pairwise_accuracy
+
+    rows = []
+    for i, h in enumerate(history(run.record)):
+        x = h.get("cg_iter") if run.spec["solver"].startswith("tron") else h.get("iter", i + 1)
+        row = {"x": x, "objective": h.get("objective"), "grad_norm": h.get("grad_norm")}
+        if h.get("coef") is not None and data is not None:
+            s = np.asarray(data.X @ np.asarray(h["coef"], dtype=float)).ravel()
+            row["pairwise_accuracy"] = float(pairwise_accuracy(data.y, s, data.qid))
+            row["ndcg@10"] = float(ndcg_at_k(data.y, s, data.qid, k=10))
+        rows.append(row)
+    return rows
+
+
+@renderer("cg_convergence_figure")
+def cg_convergence_figure(ctx: RenderContext) -> Artefact:
+    """Fig. (II): relative function value (log), test pairwise accuracy and NDCG@10 per iteration."""
+    plan = ctx.plan()
+    datasets = list(plan.resolutions)
+    fig, axes = new_figure(len(datasets), 3, width=3.8, height=3.0)
+    data_rows, notes = [], []
+    for i, ds in enumerate(datasets):
+        res = plan.resolutions[ds]
+        ax_f, ax_p, ax_n = axes[i]
+        name = res.label + (" (stand-in)" if res.substitution else "")
+        ax_f.set_title(f"{name}: relative function value", fontsize=9)
+        ax_p.set_title(f"{name}: test pairwise accuracy", fontsize=9)
+        ax_n.set_title(f"{name}: test NDCG@10", fontsize=9)
+        if not res.present:
+            for ax in (ax_f, ax_p, ax_n):
+                empty_panel(ax, f"{res.label}: data not present")
+            continue
+        runs = [r for r in plan.runs if r.dataset_key == ds and r.ok]
+        if not runs:
+            for ax in (ax_f, ax_p, ax_n):
+                empty_panel(ax, "no stored run yet (pending)")
+            continue
+        test = _split(runs[0], "test")
+        for run in runs:
+            solver = run.spec["solver"]
+            pts = iterate_scores(run, test)
+            objs = [p["objective"] for p in pts if p["objective"] is not None]
+            if not objs:
+                continue
+            f_star = min(objs)  # the run is solved to a tight tolerance: its best value
+            xs = np.array([p["x"] for p in pts], dtype=float)
+            rel = np.array([(p["objective"] - f_star) / abs(f_star) for p in pts])
+            keep = (rel > 0) & (xs > 0)  # log axes: the final point (f*) and x = 0 cannot show
+            lab = solver_label(solver) + (" (CG iterations)" if solver.startswith("tron") else "")
+            ax_f.plot(xs[keep], rel[keep], marker=".", label=lab)
+            if all("pairwise_accuracy" in p for p in pts):
+                pos = xs > 0
+                ax_p.plot(xs[pos], np.array([p["pairwise_accuracy"] for p in pts])[pos], marker=".", label=lab)
+                ax_n.plot(xs[pos], np.array([p["ndcg@10"] for p in pts])[pos], marker=".", label=lab)
+            else:
+                notes.append(f"{res.label} {solver}: iterates' coefficients not in the record")
+            for p, r in zip(pts, rel, strict=True):
+                data_rows.append({"dataset": res.label, "solver": solver, "iteration_axis": p["x"],
+                                  "objective": p["objective"], "relative_function_value": r,
+                                  "test_pairwise_accuracy": p.get("pairwise_accuracy"),
+                                  "test_ndcg@10": p.get("ndcg@10")})
+            if solver.startswith("tron"):
+                g = [p["grad_norm"] for p in pts]
+                if g and g[0]:
+                    stop = next((p for p in pts if p["grad_norm"] is not None
+                                 and p["grad_norm"] <= DEFAULT_TRON_EPS * g[0]), pts[-1])
+                    if "pairwise_accuracy" in stop:
+                        ax_p.axhline(stop["pairwise_accuracy"], color="k", linestyle="--", linewidth=0.8,
+                                     label="Tree-TRON, default stop")
+                        ax_n.axhline(stop["ndcg@10"], color="k", linestyle="--", linewidth=0.8,
+                                     label="Tree-TRON, default stop")
+        ax_f.set_yscale("log")
+        for ax, yl in ((ax_f, "(f - f*) / f*"), (ax_p, "pairwise accuracy"), (ax_n, "NDCG@10")):
+            ax.set_xscale("log")
+            ax.set_xlabel("iterations (CG iterations for Tree-TRON)", fontsize=8)
+            ax.set_ylabel(yl, fontsize=8)
+            ax.grid(True, which="both", alpha=0.3)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=7)
+    fig.tight_layout()
+    extra = [
+        "f* is the best objective each run reached (both are run to a tight tolerance); "
+        "Tree-TRON solves the L2-loss problem, the cutting-plane method the L1-loss one, "
+        "so each has its own f*.",
+        f"Dashed line: Tree-TRON's iterate at the default stopping rule ||g|| <= {DEFAULT_TRON_EPS:g} ||g0||.",
+        "The supplement's Fig. (II) gives no numbers: nothing to mark from the paper.",
+    ]
+    caption = build_caption(ctx, plan.runs, extra)
+    files = write_figure(ctx, fig, caption, data_rows, sorted(set(notes)))
+    return Artefact(ctx.artefact.id, ctx.paper.key, "figure", ctx.artefact.title, files, caption,
+                    plan_status(plan), sorted(set(notes)), [])
+
+
+def zero_dual_share(run: PlannedRun) -> tuple[float | None, str]:
+    """Share of zero dual variables of a stored run, and where it came from.
+
+    From the record's ``extra.zero_dual_share`` when the solver reported it; otherwise
+    recomputed from the final coefficients in the history with ``pairs_with_margin`` on
+    the training split (reading data, no training).
+    """
+    v = value(run.record, "extra.zero_dual_share")
+    if v is not None:
+        return v, "record"
+    h = history(run.record)
+    if h and h[-1].get("coef") is not None:
+        from rankbench.objective import pairs_with_margin
+
+        train = _split(run, "train")
+        n_pairs, n_ge1 = pairs_with_margin(np.asarray(h[-1]["coef"], dtype=float), train.X, train.y,
+                                           train.query_ptr)
+        return (n_ge1 / n_pairs if n_pairs else None), "recomputed from the final coefficients"
+    return None, "not recorded"
+
+
+@renderer("dual_sparsity_table")
+def dual_sparsity_table(ctx: RenderContext) -> Artefact:
+    """Table (I): percentage of zero dual variables at C = 2^20, paper beside ours."""
+    plan = ctx.plan()
+    rows, comps = [], []
+    cols = ["dataset", "zero dual % ours", "zero dual % paper", "diff (points)", "n_iter",
+            "converged objective", "source", "note"]
+    for ds, res in plan.resolutions.items():
+        p = next(iter(ctx.values(dataset=ds, metric="zero_dual_share_pct")), None)
+        row = {"dataset": res.label, "zero dual % paper": p and p["value"]}
+        runs = [r for r in plan.runs if r.dataset_key == ds]
+        ok = [r for r in runs if r.ok]
+        if not res.present:
+            row["note"] = "data not present"
+        elif not ok:
+            row["note"] = "pending" if runs else "not planned"
+        else:
+            share, src = zero_dual_share(ok[0])
+            pct = None if share is None else 100.0 * share
+            row.update({"zero dual % ours": pct, "source": src,
+                        "n_iter": value(ok[0].record, "train.n_iter"),
+                        "converged objective": value(ok[0].record, "train.objective"),
+                        "diff (points)": None if pct is None or p is None else pct - p["value"],
+                        "note": "stand-in data" if res.substitution else "fold 1 training split"})
+            if p:
+                comps.append(comparison_row(ctx.artefact.paper_artefact, res.label,
+                                            solver_label(ok[0].spec["solver"]), "zero dual variables (%)",
+                                            p, pct, data=data_kind(res)))
+        rows.append(row)
+    notes = ["A dual variable of the L2-loss RankSVM is zero exactly when its pair has margin "
+             "w.(x_i - x_j) >= 1 (Lee & Lin suppl. Sect. IV)."]
+    caption = build_caption(ctx, plan.runs)
+    files = write_table(ctx, rows, cols, caption, notes)
+    return Artefact(ctx.artefact.id, ctx.paper.key, "table", ctx.artefact.title, files, caption,
+                    plan_status(plan), notes, comps)

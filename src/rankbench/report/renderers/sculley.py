@@ -1,0 +1,256 @@
+"""Sculley 2009: Fig. 1 (LETOR MAP), Table 1 (RCV1 E311 ROC area and CPU s), Fig. 2 (objective vs steps)."""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from rankbench.report.caption import build_caption
+from rankbench.report.compare import comparison_row, data_kind, plan_status, ratio
+from rankbench.report.context import Artefact, RenderContext, renderer, worst_status
+from rankbench.report.labels import solver_label
+from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
+from rankbench.report.plan import same_dataset
+from rankbench.report.records import choose_per_fold, history, mean_of, per_query, value
+
+LETOR_BASELINES = Path("letor_baselines") / "ranksvm_letor.csv"
+
+
+def letor_published(experiments_dir: Path, dataset: str, metric: str = "map",
+                    split: str = "test") -> dict | None:
+    """The LETOR site's RankSVM row (5-fold average) for ``dataset``, from the transcribed CSV."""
+    path = experiments_dir / LETOR_BASELINES
+    if not path.exists():
+        return None
+    with path.open(newline="") as fh:
+        for r in csv.DictReader(fh):
+            if (same_dataset(r["dataset"], dataset) and r["metric"] == metric
+                    and r["split"] == split and r["fold"] == "avg"):
+                return {"value": float(r["value"]), "reference": r["source"],
+                        "method": f"{r['algorithm']} ({r['collection']} site)", "approximate": False}
+    return None
+
+
+def significance(a_runs, b_runs, metric: str) -> float | None:
+    """Paired randomization test p-value over test queries (all folds) of two selections."""
+    from rankbench.significance import paired_randomization_test
+
+    a, b = per_query(a_runs, metric), per_query(b_runs, metric)
+    if a is None or b is None or a[0].shape != b[0].shape or not np.array_equal(a[0], b[0]):
+        return None
+    ok = np.isfinite(a[1]) & np.isfinite(b[1])
+    if ok.sum() < 2:
+        return None
+    return float(paired_randomization_test(a[1][ok], b[1][ok]))
+
+
+@renderer("letor_map_figure")
+def letor_map_figure(ctx: RenderContext) -> Artefact:
+    """Fig. 1: test MAP per LETOR set, SPD learners, our RankSVM and the published LETOR RankSVM."""
+    spd_plan = ctx.plan(ctx.artefact.experiments[0])
+    svm_plan = ctx.plan(ctx.artefact.experiments[1]) if len(ctx.artefact.experiments) > 1 else None
+    select_on = ctx.artefact.options.get("select_on", "vali.map")
+    svm_solver = ctx.artefact.options.get("ranksvm_solver", "prsvm_plus")
+    datasets = list(spd_plan.experiment.datasets)
+    spd_choice = choose_per_fold(spd_plan.runs, select_on)
+    svm_runs = [r for r in (svm_plan.runs if svm_plan else []) if r.spec["solver"] == svm_solver]
+    svm_choice = choose_per_fold(svm_runs, select_on)
+    series = [*spd_plan.experiment.solvers, "ours_ranksvm", "letor_ranksvm"]
+    labels = {s: solver_label(s) for s in spd_plan.experiment.solvers}
+    labels["ours_ranksvm"] = f"RankSVM, ours ({solver_label(svm_solver)})"
+    labels["letor_ranksvm"] = "RankSVM, published (LETOR site)"
+    experiments_dir = ctx.paper.folder.parent
+    table, comps, data_rows = {}, [], []
+    for ds in datasets:
+        res = spd_plan.resolutions[ds]
+        pub = letor_published(experiments_dir, ds)
+        ours_svm = svm_choice.get((ds, svm_solver), [])
+        table[(ds, "letor_ranksvm")] = None if res.substitution else pub and pub["value"]
+        table[(ds, "ours_ranksvm")] = mean_of(ours_svm, "test.map") if ours_svm else None
+        for s in spd_plan.experiment.solvers:
+            chosen = spd_choice.get((ds, s), [])
+            m = mean_of(chosen, "test.map") if chosen else None
+            table[(ds, s)] = m
+            p = significance(chosen, ours_svm, "map") if chosen and ours_svm else None
+            data_rows.append({"dataset": res.label, "series": labels[s], "test_map": m,
+                              "folds": len(chosen), "p_vs_our_ranksvm": p,
+                              "train_cpu_s_mean": mean_of(chosen, "train.cpu_s") if chosen else None,
+                              "data": "data not present" if not res.present else
+                              ("stand-in" if res.substitution else "real")})
+            if pub and m is not None:
+                comps.append(comparison_row("fig1", res.label, labels[s],
+                                            "test MAP vs published RankSVM", pub, m, data=data_kind(res)))
+        for s in ("ours_ranksvm", "letor_ranksvm"):
+            data_rows.append({"dataset": res.label, "series": labels[s], "test_map": table[(ds, s)],
+                              "folds": len(ours_svm) if s == "ours_ranksvm" else 5})
+        if pub and table[(ds, "ours_ranksvm")] is not None:
+            comps.append(comparison_row("fig1", res.label, labels["ours_ranksvm"],
+                                        "test MAP vs published RankSVM", pub, table[(ds, "ours_ranksvm")],
+                                        data=data_kind(res)))
+    fig, axes = new_figure(1, 1, width=11.0, height=4.2)
+    ax = axes[0][0]
+    width = 0.8 / len(series)
+    x = np.arange(len(datasets))
+    for j, s in enumerate(series):
+        vals = [table.get((ds, s)) for ds in datasets]
+        h = [np.nan if v is None else v for v in vals]
+        hatch = "//" if s == "letor_ranksvm" else None
+        ax.bar(x + (j - (len(series) - 1) / 2) * width, h, width, label=labels[s], hatch=hatch,
+               edgecolor="k" if hatch else None, linewidth=0.4)
+    for i, ds in enumerate(datasets):
+        res = spd_plan.resolutions[ds]
+        if not res.present:
+            ax.text(x[i], 0.02, "data not\npresent", ha="center", va="bottom", fontsize=7, color="0.3")
+    ax.set_xticks(x, [spd_plan.resolutions[d].label + (" (stand-in)" if spd_plan.resolutions[d].substitution else "")
+                      for d in datasets], fontsize=8)
+    ax.set_ylabel("test MAP (mean over folds)")
+    ax.set_ylim(0, 1)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7, ncol=3, loc="upper left")
+    steps = sorted({r.spec["params"].get("n_iter") for r in spd_plan.runs} - {None})
+    ax.set_title("MAP on the LETOR benchmarks: SPD ("
+                 + ", ".join(f"{s:,}" for s in steps) + " steps) against RankSVM")
+    fig.tight_layout()
+    extra = ["Hatched: the published LETOR RankSVM baseline (what the paper compares against; "
+             "the paper's own bars are not given as numbers).",
+             "p_vs_our_ranksvm in the CSV: paired randomization test over all test queries."]
+    runs = spd_plan.runs + svm_runs
+    caption = build_caption(ctx, runs, extra)
+    files = write_figure(ctx, fig, caption, data_rows)
+    st = worst_status([plan_status(spd_plan)] + ([plan_status(svm_plan)] if svm_plan else []))
+    return Artefact(ctx.artefact.id, ctx.paper.key, "figure", ctx.artefact.title, files, caption,
+                    st, [], comps)
+
+
+@renderer("rcv1_auc_table")
+def rcv1_auc_table(ctx: RenderContext) -> Artefact:
+    """Table 1: test ROC area and training CPU seconds per learner on RCV1 E311."""
+    plan = ctx.plan()
+    cols = ["dataset", "learner", "solver", "roc area ours", "roc area paper", "diff",
+            "cpu s ours", "cpu s paper", "cpu ratio ours/paper", "wall s ours", "note"]
+    rows, comps = [], []
+    ds = plan.experiment.datasets[0]
+    res = plan.resolutions[ds]
+    for solver in plan.experiment.solvers:
+        runs = [r for r in plan.runs if r.spec["solver"] == solver]
+        ok = [r for r in runs if r.ok]
+        rec = ok[0].record if ok else None
+        p_auc = next(iter(ctx.values(solver=solver, metric="test.auc")), None)
+        p_cpu = next(iter(ctx.values(solver=solver, metric="train.cpu_s")), None)
+        auc, cpu = value(rec, "test.auc"), value(rec, "train.cpu_s")
+        note = ("data not present" if not res.present else
+                "pending: solver not available" if solver in plan.pending_solvers else
+                "not run yet" if not ok else "stand-in data" if res.substitution else "")
+        rows.append({"dataset": res.label, "learner": solver_label(solver), "solver": solver,
+                     "roc area ours": auc, "roc area paper": p_auc and p_auc["value"],
+                     "diff": None if auc is None or p_auc is None else auc - p_auc["value"],
+                     "cpu s ours": cpu, "cpu s paper": p_cpu and p_cpu["value"],
+                     "cpu ratio ours/paper": ratio(cpu, p_cpu and p_cpu["value"]),
+                     "wall s ours": value(rec, "train.wall_s"), "note": note})
+        if p_auc:
+            comps.append(comparison_row("table1", res.label, solver_label(solver), "test ROC area", p_auc,
+                                        auc, data=data_kind(res)))
+        if p_cpu:
+            comps.append(comparison_row("table1", res.label, solver_label(solver), "training CPU s",
+                                        p_cpu, cpu, "ratio", data_kind(res)))
+    refs = defaultdict(dict)
+    for v in ctx.values(solver=""):
+        refs[v["method"]][v["metric"]] = v
+    for method, m in refs.items():
+        rows.append({"dataset": res.label, "learner": method, "solver": "(published only)",
+                     "roc area paper": m.get("test.auc", {}).get("value"),
+                     "cpu s paper": m.get("train.cpu_s", {}).get("value"),
+                     "note": m.get("test.auc", {}).get("note", "")})
+    notes = ["CPU seconds: process CPU time of fit, numba compilation excluded; the paper used a "
+             "2.8 GHz dual-core laptop (2009)."]
+    caption = build_caption(ctx, plan.runs)
+    files = write_table(ctx, rows, cols, caption, notes)
+    return Artefact(ctx.artefact.id, ctx.paper.key, "table", ctx.artefact.title, files, caption,
+                    plan_status(plan), notes, comps)
+
+
+def _test_objectives(run, rows: list[dict]) -> list[float | None]:
+    """Test-split objective per checkpoint: stored, or recomputed from stored coefficients."""
+    out = []
+    data = None
+    for h in rows:
+        for key in ("test_objective", "eval_objective"):
+            if h.get(key) is not None:
+                out.append(float(h[key]))
+                break
+        else:
+            if h.get("coef") is None:
+                out.append(None)
+                continue
+            from rankbench.objective import count_pairs, ranksvm_objective
+            from rankbench.runner import load_split
+
+            if data is None:
+                data = load_split(run.spec, "test")
+                n_pairs = count_pairs(data.y, data.query_ptr)
+            lam = float(run.spec["params"]["lam"])
+            w = np.asarray(h["coef"], dtype=float)
+            out.append(lam * float(ranksvm_objective(w, data.X, data.y, data.query_ptr,
+                                                     1.0 / (lam * n_pairs), loss="hinge")))
+    return out
+
+
+@renderer("spd_objective_figure")
+def spd_objective_figure(ctx: RenderContext) -> Artefact:
+    """Fig. 2: lambda/2||w||^2 + mean pair hinge loss on train and test against SPD steps (log-log)."""
+    plan = ctx.plan()
+    fig, axes = new_figure(1, 2, width=5.0, height=3.8)
+    ax_tr, ax_te = axes[0]
+    data_rows, notes = [], []
+    present = [k for k, r in plan.resolutions.items() if r.present]
+    label = "no dataset present"
+    if present:
+        res0 = plan.resolutions[present[0]]
+        label = res0.label + (" (stand-in)" if res0.substitution else "")
+    missing_test = False
+    for run in plan.runs:
+        if not run.ok:
+            continue
+        rows = history(run.record)
+        its = [h.get("iteration") for h in rows]
+        train = [h.get("objective") for h in rows]
+        test = _test_objectives(run, rows)
+        lab = solver_label(run.spec["solver"])
+        ax_tr.plot(its, train, marker=".", label=lab)
+        if any(t is not None for t in test):
+            ax_te.plot(its, [np.nan if t is None else t for t in test], marker=".", label=lab)
+        else:
+            missing_test = True
+        for i, a, b, h in zip(its, train, test, rows, strict=True):
+            data_rows.append({"dataset": label, "solver": run.spec["solver"], "iteration": i,
+                              "train_objective": a, "test_objective": b, "elapsed_s": h.get("elapsed")})
+    if not present:
+        empty_panel(ax_tr, "data not present")
+        empty_panel(ax_te, "data not present")
+    elif missing_test:
+        notes.append("The SPD history holds the training objective only (no coefficients or "
+                     "test objective per checkpoint): the test panel needs the SPD estimator to "
+                     "keep them.")
+        if not ax_te.has_data():
+            empty_panel(ax_te, "test objective not recorded\n(SPD history keeps no coefficients)")
+    for ax, name in ((ax_tr, "training"), (ax_te, "test")):
+        ax.set_title(f"{label}: RankSVM objective on {name} data", fontsize=9)
+        if ax.has_data():
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("SPD iterations (pairs sampled)")
+            ax.set_ylabel("lambda/2 ||w||^2 + mean hinge loss over pairs")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    extra = [f"{v['method']}: {v['note']}" for v in ctx.values()]
+    caption = build_caption(ctx, plan.runs, extra)
+    files = write_figure(ctx, fig, caption, data_rows, notes)
+    st = plan_status(plan)
+    if missing_test and st == "ok":
+        st = "partial"
+    return Artefact(ctx.artefact.id, ctx.paper.key, "figure", ctx.artefact.title, files, caption,
+                    st, notes, [])

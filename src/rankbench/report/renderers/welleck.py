@@ -1,0 +1,158 @@
+"""Welleck 2016: Tables 1-3 (MAUC, MAP, class-reference AUC), Fig. 2 (precision@k), binary AUC."""
+
+from __future__ import annotations
+
+from rankbench.report.caption import build_caption
+from rankbench.report.compare import comparison_row, data_kind, plan_status
+from rankbench.report.context import Artefact, RenderContext, renderer
+from rankbench.report.labels import solver_label
+from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
+from rankbench.report.records import choose_per_fold, mean_of
+
+_VERDICT = {1.0: "LambdaMART higher", 0.0: "similar", -1.0: "LambdaMART lower"}
+# |difference| below this counts as "similar" when we phrase our own verdict
+SIMILAR = 0.005
+
+
+def _note(plan, ds: str, solver: str, chosen: list) -> str:
+    res = plan.resolutions[ds]
+    if not res.present:
+        return "data not present"
+    if solver in plan.pending_solvers:
+        return "pending: solver not available"
+    if not chosen:
+        return "not run yet"
+    return "stand-in data" if res.substitution else ""
+
+
+@renderer("selected_metric_table")
+def selected_metric_table(ctx: RenderContext) -> Artefact:
+    """Test metric(s) of the per-fold selected model, per dataset and solver, paper beside ours."""
+    plan = ctx.plan()
+    opts = ctx.artefact.options
+    metrics = opts.get("metric", "map")
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    select_on = opts.get("select_on", "vali.ndcg@10")
+    chosen = choose_per_fold(plan.runs, select_on)
+    cols = ["dataset", "metric", "method", "solver", "folds", "ours", "paper", "diff", "note"]
+    rows, comps = [], []
+    solvers = plan.experiment.solvers
+    for ds in plan.experiment.datasets:
+        res = plan.resolutions[ds]
+        for metric in metrics:
+            ours_by = {}
+            for solver in solvers:
+                c = chosen.get((ds, solver), [])
+                ours = mean_of(c, f"test.{metric}") if c else None
+                ours_by[solver] = ours
+                p = next(iter(ctx.values(dataset=ds, solver=solver, metric=f"test.{metric}")), None)
+                rows.append({"dataset": res.label, "metric": metric, "method": solver_label(solver),
+                             "solver": solver, "folds": len(c), "ours": ours,
+                             "paper": p and p["value"],
+                             "diff": None if ours is None or p is None else ours - p["value"],
+                             "note": _note(plan, ds, solver, c)})
+                if p:
+                    comps.append(comparison_row(ctx.artefact.paper_artefact, res.label,
+                                                solver_label(solver), f"test {metric}", p, ours,
+                                                data=data_kind(res)))
+            verdict = next(iter(ctx.values(dataset=ds, metric=f"test.{metric}_sign")), None)
+            if verdict and len(solvers) == 2:
+                a, b = ours_by[solvers[0]], ours_by[solvers[1]]
+                d = None if a is None or b is None else a - b
+                ours_v = None if d is None else ("similar" if abs(d) < SIMILAR else
+                                                 "LambdaMART higher" if d > 0 else "LambdaMART lower")
+                rows.append({"dataset": res.label, "metric": metric,
+                             "method": f"{solver_label(solvers[0])} - {solver_label(solvers[1])}",
+                             "solver": "(difference)", "ours": d, "paper": None,
+                             "note": f"paper (qualitative): {_VERDICT[verdict['value']]}; ours: "
+                                     f"{ours_v or 'n/a'}"})
+    notes = [f"Per fold, the hyper-parameters with the best {select_on} are chosen; the table "
+             "shows the mean over folds of the chosen models' test values."]
+    caption = build_caption(ctx, plan.runs)
+    files = write_table(ctx, rows, cols, caption, notes)
+    return Artefact(ctx.artefact.id, ctx.paper.key, "table", ctx.artefact.title, files, caption,
+                    plan_status(plan), notes, comps)
+
+
+@renderer("class_auc_table")
+def class_auc_table(ctx: RenderContext) -> Artefact:
+    """Table 3: class-reference AUC (class c against every other label) per class and solver."""
+    plan = ctx.plan()
+    opts = ctx.artefact.options
+    classes = list(opts.get("classes", [1, 2, 3, 4]))
+    chosen = choose_per_fold(plan.runs, opts.get("select_on", "vali.mauc"))
+    cols = ["dataset", "method", "class", "ours", "paper", "diff", "note"]
+    rows, comps, notes = [], [], []
+    for ds in plan.experiment.datasets:
+        res = plan.resolutions[ds]
+        for solver in plan.experiment.solvers:
+            c = chosen.get((ds, solver), [])
+            for k in classes:
+                p = next(iter(ctx.values(dataset=ds, solver=solver, metric=f"test.auc_class{k}")), None)
+                ours = mean_of(c, f"test.auc_class{k}") if c else None
+                if not res.present and p is None:
+                    continue
+                note = _note(plan, ds, solver, c)
+                if c and ours is None:
+                    note = "class AUC not in the record (runner stores evaluate() keys only)"
+                    notes.append("Records do not hold class-reference AUCs: the runner must add "
+                                 "metrics.class_auc per split (keys auc_class<c>) for this table.")
+                rows.append({"dataset": res.label, "method": solver_label(solver), "class": k,
+                             "ours": ours, "paper": p and p["value"],
+                             "diff": None if ours is None or p is None else ours - p["value"],
+                             "note": note})
+                if p:
+                    comps.append(comparison_row("table3", res.label, solver_label(solver),
+                                                f"test AUC class {k}", p, ours, data=data_kind(res)))
+    notes = sorted(set(notes)) + ["The paper reports this table for Yahoo! V1 only (classes 1-4)."]
+    caption = build_caption(ctx, plan.runs)
+    files = write_table(ctx, rows, cols, caption, notes)
+    return Artefact(ctx.artefact.id, ctx.paper.key, "table", ctx.artefact.title, files, caption,
+                    plan_status(plan), notes, comps)
+
+
+@renderer("precision_at_k_figure")
+def precision_at_k_figure(ctx: RenderContext) -> Artefact:
+    """Fig. 2: micro- and macro-averaged precision@k (k = 1..10) per solver, one row per dataset."""
+    plan = ctx.plan()
+    chosen = choose_per_fold(plan.runs, ctx.artefact.options.get("select_on", "vali.mauc"))
+    present = [d for d in plan.experiment.datasets if plan.resolutions[d].present]
+    shown = present or plan.experiment.datasets[:1]
+    fig, axes = new_figure(len(shown), 2)
+    data_rows = []
+    for i, ds in enumerate(shown):
+        res = plan.resolutions[ds]
+        ax_mi, ax_ma = axes[i]
+        name = res.label + (" (stand-in)" if res.substitution else "")
+        ax_mi.set_title(f"{name}: micro-averaged P@k", fontsize=9)
+        ax_ma.set_title(f"{name}: macro-averaged P@k", fontsize=9)
+        if not res.present:
+            for ax in (ax_mi, ax_ma):
+                empty_panel(ax, "data not present")
+            continue
+        for solver in plan.experiment.solvers:
+            c = chosen.get((ds, solver), [])
+            if not c:
+                continue
+            ks = list(range(1, 11))
+            micro = [mean_of(c, f"test.p@{k}") for k in ks]
+            macro = [mean_of(c, f"test.p@{k}_macro") for k in ks]
+            ax_mi.plot(ks, micro, marker="o", label=solver_label(solver))
+            ax_ma.plot(ks, macro, marker="o", label=solver_label(solver))
+            for k, a, b in zip(ks, micro, macro, strict=True):
+                data_rows.append({"dataset": res.label, "solver": solver, "k": k,
+                                  "p@k_micro": a, "p@k_macro": b})
+        for ax, yl in ((ax_mi, "micro P@k"), (ax_ma, "macro P@k")):
+            ax.set_xlabel("k")
+            ax.set_ylabel(yl)
+            ax.set_xticks(range(1, 11))
+            ax.grid(True, alpha=0.3)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=7)
+    fig.tight_layout()
+    extra = ["The paper's Fig. 2 is for Yahoo! V1 and gives no numbers; its text says "
+             "LambdaMART-MAUC had the higher micro and macro P@k on every dataset."]
+    caption = build_caption(ctx, plan.runs, extra)
+    files = write_figure(ctx, fig, caption, data_rows)
+    return Artefact(ctx.artefact.id, ctx.paper.key, "figure", ctx.artefact.title, files, caption,
+                    plan_status(plan), [], [])
