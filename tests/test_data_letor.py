@@ -234,7 +234,7 @@ def test_cache_keyed_by_content_and_options(tmp_path):
     assert read_letor(p, null_policy="query_min", cache=cache_dir).X[0, 0] == -9.0
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "wrong_arrays"])
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "bitflip", "wrong_arrays"])
 def test_corrupt_cache_entry_is_ignored_and_rebuilt(tmp_path, damage):
     cache_dir = tmp_path / "c"
     p = write(tmp_path / "f.txt", SAMPLE)
@@ -245,6 +245,10 @@ def test_corrupt_cache_entry_is_ignored_and_rebuilt(tmp_path, damage):
         entry.write_bytes(raw[: len(raw) // 2])
     elif damage == "garbage":
         entry.write_bytes(b"\x00" * len(raw))
+    elif damage == "bitflip":  # one bit of a stored X value: the zip CRC catches it
+        pos = raw.find(np.float64(1.25).tobytes())
+        assert pos > 0
+        entry.write_bytes(raw[:pos + 7] + bytes([raw[pos + 7] ^ 1]) + raw[pos + 8:])
     else:  # a readable npz whose content contradicts itself
         with np.load(entry) as z:
             arrays = {k: z[k] for k in z.files}
