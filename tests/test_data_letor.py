@@ -272,3 +272,37 @@ def test_parse_bytes_directly_and_decompress_file(tmp_path):
     p = write(tmp_path / "f.txt.gz", SAMPLE, "gz")
     X, y, qid, info = parse_letor_bytes(decompress_file(p), p)
     assert np.array_equal(X, SAMPLE_X) and info["lines"].tolist() == [1, 2, 5]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_sparse_files_equal_sklearn_reader(tmp_path, seed):
+    """Fuzz: random formatting (signs, exponents, tabs, comments, blank lines, CRLF) vs sklearn."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i in range(int(rng.integers(5, 60))):
+        cols = np.sort(rng.choice(np.arange(1, 300), size=int(rng.integers(0, 12)), replace=False))
+        toks = []
+        for c in cols:
+            v = rng.standard_normal() * 10.0 ** int(rng.integers(-8, 8))
+            style = int(rng.integers(0, 5))
+            text = [f"{v:.6f}", repr(float(v)), f"{v:.3e}", f"{v:+.4E}", str(int(v))][style]
+            toks.append(f"{c}:{text}")
+        sep = "\t" if rng.random() < 0.2 else " " * int(rng.integers(1, 3))
+        line = f"{int(rng.integers(0, 5))}{sep}qid:{i // 4 + 1}{sep}" + sep.join(toks)
+        if rng.random() < 0.3:
+            line += f" # docid = {i} inc = 1 prob = 0.5"
+        lines.append(line)
+        if rng.random() < 0.1:
+            lines.append("# comment line" if rng.random() < 0.5 else "")
+    text = ("\r\n" if seed % 2 else "\n").join(lines) + "\n"
+    p = write(tmp_path / "fuzz.txt", text)
+    d = read_letor(p, sparse=True, n_features=300, cache=False)
+    Xs, ys, qs = load_svmlight_file(io.BytesIO(text.encode()), query_id=True, n_features=300)
+    assert (d.X != Xs).nnz == 0
+    assert np.array_equal(d.y, ys) and np.array_equal(d.qid, qs)
+
+
+def test_utf8_byte_order_mark_is_ignored(tmp_path):
+    p = tmp_path / "bom.txt"
+    p.write_bytes(b"\xef\xbb\xbf" + SAMPLE.encode())
+    assert np.array_equal(read_letor(p, cache=False).X, SAMPLE_X)

@@ -361,6 +361,9 @@ def parse_letor_bytes(
     if n_features is not None and (int(n_features) != n_features or n_features < 1):
         raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
     buf = np.frombuffer(data, dtype=np.uint8)
+    if data[:3] == b"\xef\xbb\xbf":  # a UTF-8 byte-order mark some editors write
+        buf = buf.copy()
+        buf[:3] = 32
     max_rows = int(np.count_nonzero(buf == 10)) + 1
     max_tok = int(np.count_nonzero(buf == 58))
     labels = np.empty(max_rows, dtype=np.int64)
