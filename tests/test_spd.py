@@ -53,16 +53,17 @@ def _run_step(kind, learner, w, X, a, b, y, t, lam, C):
     """Apply the library's step to w (given as a plain vector, stored as scale * v)."""
     scale = 0.5  # w stored as scale * v to exercise the representation
     v = np.asarray(w, float) / scale
-    fstate = np.array([scale, v @ v])
+    vsq = v @ v
     yab = 1.0 if y[a] > y[b] else -1.0
     if kind == "dense":
-        pair_step_dense(np.asarray(X, float), a, b, yab, t, LEARNERS[learner], lam, C, v, fstate)
+        scale, vsq, _ = pair_step_dense(np.asarray(X, float), a, b, yab, t, LEARNERS[learner],
+                                        lam, C, v, scale, vsq)
     else:
         Xs = sp.csr_matrix(np.asarray(X, float))
-        pair_step_sparse(Xs.data, Xs.indices, Xs.indptr, a, b, yab, t, LEARNERS[learner], lam,
-                         C, v, fstate)
-    np.testing.assert_allclose(fstate[1], v @ v, rtol=1e-10, atol=1e-14)
-    return fstate[0] * v
+        scale, vsq, _ = pair_step_sparse(Xs.data, Xs.indices, Xs.indptr, a, b, yab, t,
+                                         LEARNERS[learner], lam, C, v, scale, vsq)
+    np.testing.assert_allclose(vsq, v @ v, rtol=1e-10, atol=1e-14)
+    return scale * v
 
 
 KINDS = ["dense", "sparse"]

@@ -75,12 +75,13 @@ def _rotl(x, k):
 
 
 @njit(cache=True, inline="always")
-def rng_next(s):
-    """Next 64-bit output of xoshiro256** advancing the state array ``s`` in place."""
-    s0 = s[0]
-    s1 = s[1]
-    s2 = s[2]
-    s3 = s[3]
+def rng_next(st):
+    """xoshiro256** on a state tuple: returns (64-bit output, next state).
+
+    The state travels as a value (a 4-tuple of uint64) so it stays in registers inside
+    the kernels; an array state costs a store/load round trip per draw.
+    """
+    s0, s1, s2, s3 = st
     result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
     t = s1 << np.uint64(17)
     s2 ^= s0
@@ -89,24 +90,37 @@ def rng_next(s):
     s0 ^= s3
     s2 ^= t
     s3 = _rotl(s3, 45)
-    s[0] = s0
-    s[1] = s1
-    s[2] = s2
-    s[3] = s3
-    return result
+    return result, (s0, s1, s2, s3)
 
 
 @njit(cache=True, inline="always")
-def rng_uniform(s):
-    """A float64 uniform on [0, 1) with 53 random bits."""
-    return np.float64(rng_next(s) >> np.uint64(11)) * _U53
+def rng_uniform(st):
+    """A float64 uniform on [0, 1) with 53 random bits, and the next state."""
+    r, st = rng_next(st)
+    return np.float64(r >> np.uint64(11)) * _U53, st
 
 
 @njit(cache=True, inline="always")
-def rng_below(s, k):
-    """An integer uniform on [0, k) (k >= 1); bias below k / 2**53."""
-    r = np.int64(rng_uniform(s) * k)
-    return r if r < k else k - 1
+def rng_below(st, k):
+    """An integer uniform on [0, k) (k >= 1; bias below k / 2**53), and the next state."""
+    u, st = rng_uniform(st)
+    r = np.int64(u * k)
+    return (r if r < k else k - 1), st
+
+
+@njit(cache=True, inline="always")
+def rng_load(rng):
+    """The state tuple held in a 4-word uint64 array."""
+    return (rng[0], rng[1], rng[2], rng[3])
+
+
+@njit(cache=True, inline="always")
+def rng_store(rng, st):
+    """Write a state tuple back into its 4-word array."""
+    rng[0] = st[0]
+    rng[1] = st[1]
+    rng[2] = st[2]
+    rng[3] = st[3]
 
 
 @dataclass(frozen=True)
@@ -259,43 +273,69 @@ def alias_table(weights):
 
 
 @njit(cache=True, inline="always")
-def _doc_of_group(rng, order, group_start, g):
+def _doc_of_group(st, order, group_start, g):
     lo = group_start[g]
-    return order[lo + rng_below(rng, group_start[g + 1] - lo)]
+    r, st = rng_below(st, group_start[g + 1] - lo)
+    return order[lo + r], st
 
 
-@njit(cache=True)
-def draw_pair(sampler, rng, order, group_start, query_group_ptr, block_hi, block_lo,
-              alias_prob, alias_idx, doc_query, y, counters):
-    """One candidate pair (a, b) (rows, same query, y_a != y_b); O(1) expected.
+@njit(cache=True, inline="always")
+def draw_indexed(st, order, group_start, query_group_ptr):
+    """The paper's sampler: query, two distinct labels, one document of each; O(1)."""
+    k, st = rng_below(st, query_group_ptr.shape[0] - 1)
+    g0 = query_group_ptr[k]
+    n_levels = query_group_ptr[k + 1] - g0
+    la, st = rng_below(st, n_levels)
+    lb, st = rng_below(st, n_levels - 1)
+    if lb >= la:
+        lb += 1
+    a, st = _doc_of_group(st, order, group_start, g0 + la)
+    b, st = _doc_of_group(st, order, group_start, g0 + lb)
+    return a, b, st
 
-    ``counters[0]`` accumulates the rejected draws of the rejection sampler.
+
+@njit(cache=True, inline="always")
+def draw_uniform(st, order, group_start, block_hi, block_lo, alias_prob, alias_idx):
+    """Exactly uniform over P: a block by its alias table, one document of each side; O(1)."""
+    j, st = rng_below(st, alias_prob.shape[0])
+    u, st = rng_uniform(st)
+    if u >= alias_prob[j]:
+        j = alias_idx[j]
+    a, st = _doc_of_group(st, order, group_start, block_hi[j])
+    b, st = _doc_of_group(st, order, group_start, block_lo[j])
+    return a, b, st
+
+
+@njit(cache=True, inline="always")
+def draw_rejection(st, doc_query, y):
+    """Two uniform documents until same query and different labels; O(n^2 / |P|) expected.
+
+    Returns (a, b, number of rejected draws, next state).
+    """
+    n = y.shape[0]
+    rejected = 0
+    while True:
+        a, st = rng_below(st, n)
+        b, st = rng_below(st, n)
+        if doc_query[a] == doc_query[b] and y[a] != y[b]:
+            return a, b, rejected, st
+        rejected += 1
+
+
+@njit(cache=True, inline="always")
+def draw_pair(sampler, st, order, group_start, query_group_ptr, block_hi, block_lo,
+              alias_prob, alias_idx, doc_query, y):
+    """One candidate pair from the sampler coded ``sampler``: (a, b, rejected draws, next state).
+
+    a, b are rows of one query with y_a != y_b.
     """
     if sampler == SAMPLER_INDEXED:
-        k = rng_below(rng, query_group_ptr.shape[0] - 1)
-        g0 = query_group_ptr[k]
-        n_levels = query_group_ptr[k + 1] - g0
-        la = rng_below(rng, n_levels)
-        lb = rng_below(rng, n_levels - 1)
-        if lb >= la:
-            lb += 1
-        a = _doc_of_group(rng, order, group_start, g0 + la)
-        b = _doc_of_group(rng, order, group_start, g0 + lb)
-        return a, b
+        a, b, st = draw_indexed(st, order, group_start, query_group_ptr)
+        return a, b, 0, st
     if sampler == SAMPLER_UNIFORM:
-        j = rng_below(rng, alias_prob.shape[0])
-        if rng_uniform(rng) >= alias_prob[j]:
-            j = alias_idx[j]
-        a = _doc_of_group(rng, order, group_start, block_hi[j])
-        b = _doc_of_group(rng, order, group_start, block_lo[j])
-        return a, b
-    n = y.shape[0]
-    while True:
-        a = rng_below(rng, n)
-        b = rng_below(rng, n)
-        if doc_query[a] == doc_query[b] and y[a] != y[b]:
-            return a, b
-        counters[0] += 1
+        a, b, st = draw_uniform(st, order, group_start, block_hi, block_lo, alias_prob, alias_idx)
+        return a, b, 0, st
+    return draw_rejection(st, doc_query, y)
 
 
 @njit(cache=True)
@@ -303,11 +343,16 @@ def _draw_pairs_kernel(k, sampler, rng, order, group_start, query_group_ptr, blo
                        block_lo, alias_prob, alias_idx, doc_query, y, counters):
     a_out = np.empty(k, dtype=np.int64)
     b_out = np.empty(k, dtype=np.int64)
+    st = rng_load(rng)
+    rejected = 0
     for i in range(k):
-        a, b = draw_pair(sampler, rng, order, group_start, query_group_ptr, block_hi,
-                         block_lo, alias_prob, alias_idx, doc_query, y, counters)
+        a, b, r, st = draw_pair(sampler, st, order, group_start, query_group_ptr, block_hi,
+                                block_lo, alias_prob, alias_idx, doc_query, y)
+        rejected += r
         a_out[i] = a
         b_out[i] = b
+    rng_store(rng, st)
+    counters[0] += rejected
     return a_out, b_out
 
 

@@ -18,6 +18,8 @@ from rankbench.optim.pair_steps import LEARNERS, pair_step_dense, pair_step_spar
 from rankbench.optim.samplers import (
     PairIndex,
     draw_pair,
+    rng_load,
+    rng_store,
     sampler_code,
     seed_rng_state,
 )
@@ -29,15 +31,29 @@ def spd_segment_dense(X, n_steps, learner, lam, C, sampler, order, group_start,
                       doc_query, y, rng, v, fstate, counters):
     """Run ``n_steps`` SPD steps on dense X; O(n_steps d).
 
-    ``counters = [rejected draws, steps taken t, steps that added x]`` carry over.
+    State carried over between calls: ``v``, ``fstate = [scale, ||v||^2]``, the RNG
+    words ``rng`` and ``counters = [rejected draws, steps taken t, steps that added x]``.
     """
+    st = rng_load(rng)
+    scale = fstate[0]
+    vsq = fstate[1]
+    t = counters[1]
+    rejected = 0
+    added = 0
     for _ in range(n_steps):
-        a, b = draw_pair(sampler, rng, order, group_start, query_group_ptr, block_hi,
-                         block_lo, alias_prob, alias_idx, doc_query, y, counters)
-        counters[1] += 1
+        a, b, r, st = draw_pair(sampler, st, order, group_start, query_group_ptr, block_hi,
+                                block_lo, alias_prob, alias_idx, doc_query, y)
+        rejected += r
+        t += 1
         yab = 1.0 if y[a] > y[b] else -1.0
-        if pair_step_dense(X, a, b, yab, counters[1], learner, lam, C, v, fstate):
-            counters[2] += 1
+        scale, vsq, upd = pair_step_dense(X, a, b, yab, t, learner, lam, C, v, scale, vsq)
+        added += upd
+    rng_store(rng, st)
+    fstate[0] = scale
+    fstate[1] = vsq
+    counters[0] += rejected
+    counters[1] = t
+    counters[2] += added
 
 
 @njit(cache=True)
@@ -45,14 +61,27 @@ def spd_segment_sparse(data, indices, indptr, n_steps, learner, lam, C, sampler,
                        group_start, query_group_ptr, block_hi, block_lo, alias_prob,
                        alias_idx, doc_query, y, rng, v, fstate, counters):
     """Run ``n_steps`` SPD steps on CSR X; O(n_steps * (nnz(a) + nnz(b)))."""
+    st = rng_load(rng)
+    scale = fstate[0]
+    vsq = fstate[1]
+    t = counters[1]
+    rejected = 0
+    added = 0
     for _ in range(n_steps):
-        a, b = draw_pair(sampler, rng, order, group_start, query_group_ptr, block_hi,
-                         block_lo, alias_prob, alias_idx, doc_query, y, counters)
-        counters[1] += 1
+        a, b, r, st = draw_pair(sampler, st, order, group_start, query_group_ptr, block_hi,
+                                block_lo, alias_prob, alias_idx, doc_query, y)
+        rejected += r
+        t += 1
         yab = 1.0 if y[a] > y[b] else -1.0
-        if pair_step_sparse(data, indices, indptr, a, b, yab, counters[1], learner, lam, C,
-                            v, fstate):
-            counters[2] += 1
+        scale, vsq, upd = pair_step_sparse(data, indices, indptr, a, b, yab, t, learner, lam,
+                                           C, v, scale, vsq)
+        added += upd
+    rng_store(rng, st)
+    fstate[0] = scale
+    fstate[1] = vsq
+    counters[0] += rejected
+    counters[1] = t
+    counters[2] += added
 
 
 def learner_code(learner: str) -> int:
