@@ -306,3 +306,12 @@ def test_utf8_byte_order_mark_is_ignored(tmp_path):
     p = tmp_path / "bom.txt"
     p.write_bytes(b"\xef\xbb\xbf" + SAMPLE.encode())
     assert np.array_equal(read_letor(p, cache=False).X, SAMPLE_X)
+
+
+@pytest.mark.parametrize("compress", ["gz", "bz2", "xz"])
+def test_errors_in_compressed_crlf_files_name_the_line(tmp_path, compress):
+    p = write(tmp_path / f"bad.txt.{compress}", "1 qid:1 1:1\n# c\n2 qid:1 1:oops\n", compress,
+              crlf=True)
+    with pytest.raises(ValueError, match=rf"bad\.txt\.{compress}, line 3: value 'oops' of feature 1 "
+                                         r"is not a number: '2 qid:1 1:oops'$"):
+        read_letor(p, cache=False)
