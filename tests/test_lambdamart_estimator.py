@@ -70,6 +70,11 @@ def test_eval_set_history_and_early_stopping():
     ptr = np.concatenate(([0], np.cumsum(np.unique(qv, return_counts=True)[1])))
     got = mean_query_metric(m.decision_function(Xv), yv, ptr, "mauc")
     assert got == pytest.approx(max(vals), abs=1e-9)
+    # the harness passes eval_set sklearn-style, as a list holding one (X, y, qid)
+    m2 = LambdaMART(metric="mauc", n_estimators=300, early_stopping_rounds=5, learning_rate=0.5,
+                    num_leaves=15, min_data_in_leaf=2).fit(X, y, qid, eval_set=[(Xv, yv, qv)])
+    assert [r["vali.mauc"] for r in m2.history_] == vals
+    assert m2.best_iteration_ == m.best_iteration_
 
 
 def test_qid_none_is_one_auc_problem():
@@ -129,6 +134,8 @@ def test_bad_inputs_raise_value_error():
         m.decision_function(X[:, :3])
     with pytest.raises(ValueError, match="eval_set"):
         LambdaMART(n_estimators=2).fit(X, y, qid, eval_set=X)
+    with pytest.raises(ValueError, match="eval_set"):
+        LambdaMART(n_estimators=2).fit(X, y, qid, eval_set=[(X, y, qid), (X, y, qid)])
 
 
 @pytest.mark.realdata

@@ -47,8 +47,12 @@ def _ranking_data(X: Any, y: Any, qid: Any, what: str) -> RankingData:
 
 
 def _check_eval_set(eval_set: Any) -> tuple[Any, Any, Any]:
-    if not (isinstance(eval_set, tuple | list) and len(eval_set) in (2, 3)):
-        raise ValueError("eval_set must be a tuple (X, y, qid) or (X, y)")
+    """(X, y, qid) from ``(X, y, qid)``, ``(X, y)`` or a one-element list of those (sklearn style)."""
+    if isinstance(eval_set, list) and len(eval_set) == 1 and isinstance(eval_set[0], tuple | list):
+        eval_set = eval_set[0]
+    if not (isinstance(eval_set, tuple | list) and len(eval_set) in (2, 3)) or isinstance(
+            eval_set[0], tuple | list):
+        raise ValueError("eval_set must be a tuple (X, y, qid) or (X, y), or a list holding one")
     X, y, *rest = eval_set
     return X, y, (rest[0] if rest else None)
 
