@@ -25,6 +25,7 @@ from rankbench.data.rcv1 import rcv1_split_from_bunch
 def _private_env(tmp_path, monkeypatch):
     monkeypatch.setenv("RANKBENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("RANKBENCH_DATA", raising=False)
+    monkeypatch.setenv("SCIKIT_LEARN_DATA", str(tmp_path / "sklearn_home"))
 
 
 def _letor_lines(fold, split, n_features, qid_base):
@@ -92,7 +93,7 @@ def test_missing_dataset_message_says_what_to_put_where(tmp_path):
     assert "Gov/QueryLevelNorm/2003_td_dataset" in msg and "allow_synthetic" in msg
     with pytest.raises(DatasetNotFound, match="no data root is set.*RANKBENCH_DATA"):
         load_fold("mq2008", 1, "train")
-    with pytest.raises(DatasetNotFound, match=r"fetch_rcv1\(data_home='.*/rcv1'\)"):
+    with pytest.raises(DatasetNotFound, match=r"sklearn_home.*fetch_rcv1\(data_home='.*/rcv1'\)"):
         load_fold("rcv1_ccat", 1, "train", root=tmp_path)
     assert not dataset_available("rcv1_ccat", root=tmp_path)
     assert not dataset_available("ohsumed")
@@ -174,10 +175,8 @@ def test_rcv1_conversion_from_a_fake_bunch():
         rcv1_split_from_bunch(b, "rcv1_ccat", "train", "sideways", n_lewis_train=20)
 
 
-def test_load_fold_rcv1_through_sklearn_cache_layout(tmp_path, monkeypatch):
-    """load_fold finds <root>/rcv1/RCV1/*.pkl and calls fetch_rcv1 there without downloading."""
-    n = rcv1_mod.LEWIS_N_TRAIN + 25
-    bunch = _fake_bunch(n, seed=1)
+def _fake_sklearn_rcv1(monkeypatch, n_extra=25):
+    bunch = _fake_bunch(rcv1_mod.LEWIS_N_TRAIN + n_extra, seed=1)
     calls = []
 
     def fake_fetch(data_home=None, subset="all", download_if_missing=True, **kw):
@@ -188,10 +187,20 @@ def test_load_fold_rcv1_through_sklearn_cache_layout(tmp_path, monkeypatch):
 
     monkeypatch.setattr(sklearn.datasets, "fetch_rcv1", fake_fetch)
     rcv1_mod._task.cache_clear()
-    folder = tmp_path / "rcv1" / "RCV1"
+    return calls
+
+
+def _fake_cache_files(home):
+    folder = home / "RCV1"
     folder.mkdir(parents=True)
     for f in ("samples_py3.pkl", "sample_id_py3.pkl", "sample_topics_py3.pkl"):
         (folder / f).write_bytes(b"")
+
+
+def test_load_fold_rcv1_through_sklearn_cache_layout(tmp_path, monkeypatch):
+    """load_fold finds <root>/rcv1/RCV1/*.pkl and calls fetch_rcv1 there without downloading."""
+    calls = _fake_sklearn_rcv1(monkeypatch)
+    _fake_cache_files(tmp_path / "rcv1")
     try:
         assert dataset_available("rcv1_ccat", root=tmp_path)
         train = load_fold("rcv1_ccat", 1, "train", root=tmp_path)
@@ -200,5 +209,29 @@ def test_load_fold_rcv1_through_sklearn_cache_layout(tmp_path, monkeypatch):
         assert calls[0] == (str(tmp_path / "rcv1"), "all", False)
         lewis = load_fold("rcv1_ccat", 1, "train", variant="lewis", root=tmp_path)
         assert lewis.n_docs == rcv1_mod.LEWIS_N_TRAIN and lewis.meta["orientation"] == "lewis"
+    finally:
+        rcv1_mod._task.cache_clear()
+
+
+def test_rcv1_other_homes_and_download_only_when_asked(tmp_path, monkeypatch):
+    calls = _fake_sklearn_rcv1(monkeypatch)
+    try:
+        _fake_cache_files(tmp_path / "sklearn_home")  # sklearn's own default data home
+        assert dataset_available("rcv1_e311")
+        d = load_fold("rcv1_e311", 1, "test")
+        assert d.source == str(tmp_path / "sklearn_home") and calls[-1][2] is False
+        rcv1_mod._task.cache_clear()
+        load_fold("rcv1_e311", 1, "test", root=tmp_path / "ro", download=True,
+                  data_home=tmp_path / "mine")
+        assert calls[-1] == (str(tmp_path / "sklearn_home"), "all", True)  # an existing cache wins
+        import shutil
+
+        shutil.rmtree(tmp_path / "sklearn_home")
+        rcv1_mod._task.cache_clear()
+        with pytest.raises(DatasetNotFound):
+            load_fold("rcv1_e311", 1, "test", root=tmp_path / "ro", data_home=tmp_path / "mine")
+        load_fold("rcv1_e311", 1, "test", root=tmp_path / "ro", download=True,
+                  data_home=tmp_path / "mine")
+        assert calls[-1] == (str(tmp_path / "mine"), "all", True)
     finally:
         rcv1_mod._task.cache_clear()

@@ -30,15 +30,25 @@ TOPICS = {"rcv1_ccat": "CCAT", "rcv1_e311": "E311"}
 ORIENTATIONS = ("papers", "lewis")
 
 
-def rcv1_home(root: Path) -> Path:
-    """The ``data_home`` handed to ``fetch_rcv1``: ``<root>/rcv1`` (sklearn adds ``RCV1/``)."""
-    return Path(root) / "rcv1"
+def rcv1_homes(root: Path | None, data_home: str | Path | None = None) -> list[Path]:
+    """Candidate ``data_home`` folders for fetch_rcv1, in order: ``data_home``, ``<root>/rcv1``,
+    scikit-learn's default (``SCIKIT_LEARN_DATA`` or ``~/scikit_learn_data``)."""
+    from sklearn.datasets import get_data_home
+
+    homes = [Path(data_home).expanduser()] if data_home is not None else []
+    if root is not None:
+        homes.append(Path(root) / "rcv1")
+    homes.append(Path(get_data_home()))
+    return list(dict.fromkeys(homes))
 
 
-def rcv1_cached(root: Path) -> bool:
-    """Whether scikit-learn's RCV1 cache (vectors and topics) is under ``<root>/rcv1/RCV1``."""
-    folder = rcv1_home(root) / "RCV1"
-    return any(folder.glob("samples*.pkl")) and any(folder.glob("sample_topics*.pkl"))
+def rcv1_cached_home(root: Path | None, data_home: str | Path | None = None) -> Path | None:
+    """The first candidate folder holding scikit-learn's RCV1 cache (vectors and topics), or None."""
+    for home in rcv1_homes(root, data_home):
+        folder = home / "RCV1"
+        if any(folder.glob("samples*.pkl")) and any(folder.glob("sample_topics*.pkl")):
+            return home
+    return None
 
 
 def rcv1_part_rows(orientation: str, n: int, n_lewis_train: int = LEWIS_N_TRAIN) -> tuple[range, range]:
@@ -82,14 +92,16 @@ def load_rcv1_split(
     cache: Any = True,
     *,
     download: bool = False,
+    data_home: str | Path | None = None,
     vali_fraction: float = 0.05,
     holdout: bool = False,
     seed: int = 0,
 ) -> RankingData:
     """``split`` of the RCV1 task ``name`` (rcv1_ccat | rcv1_e311) as one-query RankingData.
 
-    Reads scikit-learn's cache under ``<root>/rcv1``; downloads (about 650 MB) only
-    when ``download=True``.  Raises DatasetNotFound when the data is absent.
+    Reads scikit-learn's RCV1 cache from the first of ``rcv1_homes(root, data_home)``
+    that holds it; downloads (about 650 MB) into the first candidate only when
+    ``download=True``.  Raises DatasetNotFound when the data is absent.
     ``cache`` is accepted for symmetry with LETOR loaders: sklearn's pickles are the cache.
     """
     from rankbench.data.registry import DatasetNotFound, _missing_message, _spec
@@ -99,14 +111,17 @@ def load_rcv1_split(
     orientation = orientation or "papers"
     if orientation not in ORIENTATIONS:
         raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
-    if root is None or (not download and not rcv1_cached(root)):
+    home = rcv1_cached_home(root, data_home)
+    if home is None and download:
+        home = rcv1_homes(root, data_home)[0]
+    if home is None:
         raise DatasetNotFound(_missing_message(spec, orientation, root))
     try:
-        X, y = _task(str(rcv1_home(root)), bool(download), TOPICS[spec.name])
+        X, y = _task(str(home), bool(download), TOPICS[spec.name])
     except OSError as exc:
         raise DatasetNotFound(_missing_message(spec, orientation, root) + f" ({exc})") from exc
     return _split(X, y, spec.name, split, orientation, vali_fraction, holdout, seed,
-                  LEWIS_N_TRAIN, str(rcv1_home(root)))
+                  LEWIS_N_TRAIN, str(home))
 
 
 def rcv1_split_from_bunch(

@@ -231,10 +231,13 @@ def _missing_message(spec: DatasetSpec, variant: str | None, base: Path | None) 
     shown = str(base) if base is not None else "$RANKBENCH_DATA"
     label = spec.name + (f" (variant {variant})" if variant else "")
     if spec.family == "rcv1":
-        return (f"dataset {label} not found {where}. It is built from scikit-learn's RCV1-v2 "
-                f"cache: run sklearn.datasets.fetch_rcv1(data_home='{shown}/rcv1') once while "
-                f"online (it writes {shown}/rcv1/RCV1/*.pkl, about 650 MB), or call "
-                f"load_fold('{spec.name}', 1, split, download=True); "
+        from sklearn.datasets import get_data_home
+
+        return (f"dataset {label} not found: scikit-learn's RCV1-v2 cache (RCV1/samples*.pkl and "
+                f"RCV1/sample_topics*.pkl, about 650 MB) is in none of {shown}/rcv1, "
+                f"sklearn's data home {get_data_home()} or a data_home= you pass. While online, "
+                f"run sklearn.datasets.fetch_rcv1(data_home='{shown}/rcv1') once, or call "
+                f"load_fold('{spec.name}', 1, split, download=True, data_home=...); "
                 f"or pass allow_synthetic=True for a labelled stand-in.")
     split_names = (" {train,vali,test}.txt" if variant in (None, "QueryLevelNorm")
                    else " {trainingset,validationset,testset}.txt")
@@ -253,12 +256,12 @@ def dataset_available(name: str, variant: str | None = None, root: str | Path | 
     if spec.family == "synthetic":
         return True
     base = data_root(root)
+    if spec.family == "rcv1":
+        from rankbench.data.rcv1 import rcv1_cached_home
+
+        return rcv1_cached_home(base) is not None
     if base is None:
         return False
-    if spec.family == "rcv1":
-        from rankbench.data.rcv1 import rcv1_cached
-
-        return rcv1_cached(base)
     for d in _letor_dirs(spec, variant, base):
         if all(_find_split_file(d / f"Fold{k}", s) is not None
                for k in range(1, spec.n_folds + 1) for s in SPLITS):

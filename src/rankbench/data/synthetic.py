@@ -336,7 +336,8 @@ def stand_in_split(spec: DatasetSpec, fold: int, split: str, variant: str | None
     if spec.family == "rcv1":
         from rankbench.data.rcv1 import rcv1_part_rows
 
-        opts = {"vali_fraction": 0.05, "holdout": False, "seed": 0, "download": False}
+        opts = {"vali_fraction": 0.05, "holdout": False, "seed": 0, "download": False,
+                "data_home": None}
         unknown = set(params) - set(opts)
         if unknown:
             raise TypeError(f"unknown RCV1 parameters {sorted(unknown)}; known: {sorted(opts)}")
