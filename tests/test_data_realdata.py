@@ -125,9 +125,10 @@ def test_mq2008_folds_match_published_statistics(data_root):
     _check_folds("mq2008", None, data_root, MQ2008)
 
 
-def test_parser_equals_sklearn_svmlight_reader(data_root):
-    require_dataset(data_root, "MQ2008")
-    p = data_root / "MQ2008/Fold1/vali.txt.xz"
+@pytest.mark.parametrize("sub", ["MQ2008/Fold1/vali.txt.xz",
+                                 "OHSUMED/Feature-min/Fold1/validationset.txt.xz"])
+def test_parser_equals_sklearn_svmlight_reader(data_root, sub):
+    p = require_dataset(data_root, sub)
     d = read_letor(p, cache=False)
     Xs, ys, qs = load_svmlight_file(io.BytesIO(lzma.decompress(p.read_bytes())), query_id=True)
     assert np.array_equal(d.X, Xs.toarray())
