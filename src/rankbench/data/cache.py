@@ -1,4 +1,4 @@
-"""Binary cache of parsed data files, keyed by the sha256 of the source bytes and the reader options.
+"""Binary cache of parsed data files, keyed by the sha256 of the source bytes, the reader options and code.
 
 The folder is ``RANKBENCH_CACHE`` (``off``/``0``/``none`` disables caching) or
 ``~/.cache/rankbench``; files live in ``<folder>/parsed/<key>.npz``.  A cache file that
@@ -12,9 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 import warnings
 import zipfile
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +39,21 @@ def default_cache_dir() -> Path | None:
 
 
 def cache_key(raw: bytes, options: dict[str, Any]) -> str:
-    """sha256 over the source file's bytes, the reader options and the cache format. O(len(raw))."""
+    """sha256 over the source file's bytes, the reader options and the reader's code. O(len(raw))."""
     h = hashlib.sha256(raw)
-    h.update(json.dumps({"options": options, "format": CACHE_FORMAT}, sort_keys=True).encode())
+    h.update(json.dumps({"options": options, "format": CACHE_FORMAT, "code": _reader_fingerprint()},
+                        sort_keys=True).encode())
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _reader_fingerprint() -> str:
+    """sha256 of the modules that turn bytes into RankingData: an edit to them retires old entries."""
+    from rankbench.data import letor, ranking_data
+
+    h = hashlib.sha256()
+    for module in (letor, ranking_data, sys.modules[__name__]):
+        h.update(Path(module.__file__).read_bytes())
     return h.hexdigest()
 
 

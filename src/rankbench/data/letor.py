@@ -42,7 +42,6 @@ _ERR_INDEX = 4
 _ERR_VALUE = 5
 
 _POW10 = np.array([10.0**k for k in range(23)], dtype=np.float64)
-_MAX_EXACT = 1 << 53
 
 
 def decompress_file(path: str | Path) -> bytes:
@@ -405,8 +404,7 @@ def parse_letor_bytes(
         _check_no_duplicates(tok_row, idx, lines, path)
     info: dict[str, Any] = {"n_null": n_null, "null_all_missing": 0, "lines": lines}
     if n_null:
-        info["null_all_missing"] = _fill_nulls(val, null, idx, tok_row, qids, row_ptr,
-                                               null_policy)
+        info["null_all_missing"] = _fill_nulls(val, null, idx, tok_row, qids, null_policy)
     nnz = idx.shape[0]
     if sparse is None:
         density = nnz / (n_rows * width)
@@ -448,38 +446,33 @@ def _check_no_duplicates(tok_row, idx, lines, path) -> None:
         raise ValueError(f"{path}, line {int(lines[r[d]])}: feature index {int(k[d])} appears twice")
 
 
-def _fill_nulls(val, null, idx, tok_row, qids, row_ptr, policy) -> int:
-    """Replace NULL (NaN) values in place; returns how many fell back to 0 under query_min."""
+def _fill_nulls(val, null, idx, tok_row, qids, policy) -> int:
+    """Replace NULL (NaN) values in place; returns how many fell back to 0 under query_min.
+
+    query_min: the query's minimum of that feature over its non-NULL values, where a
+    document that omits the feature (sparse files) counts with its implicit 0.
+    O(T log T) over the T tokens of the columns that hold NULLs.
+    """
     if policy == "zero":
         val[null] = 0.0
         return 0
-    # query_min: the query's minimum of that feature over its non-NULL values; a
-    # document that omits the feature (sparse files) contributes its implicit 0.
     _, qindex = np.unique(qids, return_inverse=True)
     qindex = qindex.ravel().astype(np.int64)
     qsize = np.bincount(qindex)
-    null_cols = np.unique(idx[null])
-    sel = np.flatnonzero(np.isin(idx, null_cols))
+    sel = np.flatnonzero(np.isin(idx, np.unique(idx[null])))
     width = int(idx.max()) + 1
-    key = qindex[tok_row[sel]] * width + idx[sel]
-    ok = ~null[sel]
-    okkey, okval = key[ok], val[sel][ok]
-    order = np.argsort(okkey, kind="stable")
-    okkey, okval = okkey[order], okval[order]
-    ukeys, starts = np.unique(okkey, return_index=True)
-    mins = np.minimum.reduceat(okval, starts) if okval.size else np.zeros(0)
-    allkeys, counts = np.unique(key, return_counts=True)
-    nul_t = sel[~ok]
-    nkey = key[~ok]
-    pos = np.searchsorted(ukeys, nkey)
-    found = (pos < ukeys.size) & (ukeys[np.minimum(pos, ukeys.size - 1)] == nkey) if ukeys.size \
-        else np.zeros(nkey.shape, dtype=bool)
-    fill = np.where(found, mins[np.minimum(pos, max(ukeys.size - 1, 0))] if ukeys.size else 0.0, 0.0)
-    explicit = counts[np.searchsorted(allkeys, nkey)]
-    implicit_zero = explicit < qsize[nkey // width]
-    fill = np.where(implicit_zero, np.minimum(fill, 0.0), fill)
-    val[nul_t] = fill
-    return int(np.count_nonzero(~found & ~implicit_zero))
+    keys, inv, n_explicit = np.unique(qindex[tok_row[sel]] * width + idx[sel],
+                                      return_inverse=True, return_counts=True)
+    inv = inv.ravel()
+    is_null = null[sel]
+    mins = np.full(keys.size, np.inf)
+    np.minimum.at(mins, inv[~is_null], val[sel[~is_null]])
+    implicit_zero = n_explicit < qsize[keys // width]
+    mins[implicit_zero] = np.minimum(mins[implicit_zero], 0.0)
+    all_null = np.isinf(mins)  # every value of the feature in the query is NULL
+    mins[all_null] = 0.0
+    val[sel[is_null]] = mins[inv[is_null]]
+    return int(np.count_nonzero(all_null[inv[is_null]]))
 
 
 def read_letor(
