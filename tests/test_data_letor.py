@@ -315,3 +315,14 @@ def test_errors_in_compressed_crlf_files_name_the_line(tmp_path, compress):
     with pytest.raises(ValueError, match=rf"bad\.txt\.{compress}, line 3: value 'oops' of feature 1 "
                                          r"is not a number: '2 qid:1 1:oops'$"):
         read_letor(p, cache=False)
+
+
+def test_cache_entries_are_retired_when_the_reader_changes(tmp_path, monkeypatch):
+    from rankbench.data import cache as cache_mod
+
+    cache_dir = tmp_path / "c"
+    p = write(tmp_path / "f.txt", SAMPLE)
+    read_letor(p, cache=cache_dir)
+    monkeypatch.setattr(cache_mod, "_reader_fingerprint", lambda: "an edited parser")
+    read_letor(p, cache=cache_dir)
+    assert len(list((cache_dir / "parsed").glob("*.npz"))) == 2
