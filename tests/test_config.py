@@ -42,9 +42,15 @@ def toy_conf(tmp_path):
     return [f"hydra.searchpath=[file://{tmp_path}]", "dataset=toy", "solver=toy_lsq", *TOYS]
 
 
-def composed(overrides):
+@pytest.fixture(scope="module", autouse=True)
+def hydra_conf():
+    """The repository's conf/ as Hydra's config source for this module."""
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return compose(config_name="config", overrides=list(overrides))
+        yield
+
+
+def composed(overrides):
+    return compose(config_name="config", overrides=list(overrides))
 
 
 def test_metric_keys_match_the_metrics_module():
@@ -67,6 +73,11 @@ def test_every_contract_solver_has_a_config_with_valid_defaults():
             assert params["random_state"] == 7  # ${seed} interpolation
         for key, values in (raw.get("grid") or {}).items():
             assert key in params and values, (name, key)
+        if name in _registered():
+            # the registered estimator accepts the defaults and every grid point
+            validate(cfg, check_data=False)
+            cfg.use_grid = True
+            validate(cfg, check_data=False)
 
 
 def test_every_dataset_config_composes():
