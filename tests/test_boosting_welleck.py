@@ -6,7 +6,7 @@ import pytest
 pytest.importorskip("rankbench.estimators.ranksvm")
 
 from rankbench import metrics  # noqa: E402
-from rankbench.boosting.welleck import run_welleck, welleck_table  # noqa: E402
+from rankbench.boosting.welleck import paired_comparison, run_welleck, welleck_table  # noqa: E402
 from rankbench.data import load_fold  # noqa: E402
 from rankbench.estimators.auc_svm import AUCSVM  # noqa: E402
 from rankbench.estimators.lambdamart import LambdaMART  # noqa: E402
@@ -53,6 +53,15 @@ def test_welleck_table_means_and_paper_values():
     assert lm["auc"] == pytest.approx(frame[frame["solver"] == "lambdamart_auc"]["auc"].mean())
     assert lm["n_folds"] == 2
     assert lm["paper.map"] is None or np.isnan(lm["paper.map"])  # no paper value for synthetic data
+    # paired test over the test queries of both folds
+    cmp = paired_comparison(frame, "auc", "lambdamart_auc", "auc_svm", n_resamples=200)
+    pq = np.concatenate(list(frame[frame["solver"] == "lambdamart_auc"]["pq.auc"]))
+    assert cmp["n_queries"] == np.sum(~np.isnan(pq))
+    assert cmp["mean_a"] == pytest.approx(np.nanmean(pq))
+    assert 0 < cmp["p_value"] <= 1
+    assert paired_comparison(frame, "auc", "auc_svm", "auc_svm", n_resamples=50)["p_value"] == 1.0
+    with pytest.raises(ValueError, match="per-query"):
+        paired_comparison(frame, "mauc", "lambdamart_auc", "auc_svm")
     # a MQ2008 multi-class frame gets the paper's Table 1-2 numbers beside ours
     fake = frame.assign(dataset="mq2008", binary=False, solver=["lambdamart_mauc", "auc_svm"] * 2)
     t2 = welleck_table(fake).set_index("solver")

@@ -8,7 +8,8 @@ LambdaMART learning rate is chosen per fold on the validation split by the targe
 (MAUC, or AUC when binary), the number of trees by early stopping on the same split; the SVM's
 C is chosen per fold on validation by the same metric.  The paper's grids were lost in
 extraction; ours are the defaults below.  ``welleck_table`` averages over folds and puts the
-paper's numbers beside ours.
+paper's numbers beside ours; ``paired_comparison`` tests LambdaMART against the SVM on the
+per-query values of all test queries (sign-flip randomization test).
 
 This trains models: it is the experiment definition the reproduce stage stores as runs;
 the numbers it returns are computed, never copied.
@@ -43,6 +44,11 @@ def _test_metrics(y: np.ndarray, s: np.ndarray, qid: np.ndarray, binary: bool) -
     for k in range(1, 11):
         out[f"p@{k}"] = metrics.precision_at_k(y, s, qid, k, average="micro")
         out[f"p@{k}_macro"] = metrics.precision_at_k(y, s, qid, k, average="macro")
+    # per-query values (test queries in order of first appearance) for paired tests
+    out["pq.map"] = metrics.mean_average_precision(y, s, qid, per_query=True)
+    out["pq.auc"] = metrics.auc(y, s, qid, per_query=True)
+    if not binary:
+        out["pq.mauc"] = metrics.mauc(y, s, qid, per_query=True)
     return out
 
 
@@ -109,7 +115,7 @@ def run_welleck(dataset: str = "mq2008", folds: tuple[int, ...] = (1, 2, 3, 4, 5
 def welleck_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Mean over folds per (dataset, solver) of the test metrics, with the paper's MQ2008 values beside."""
     num = [c for c in frame.columns if c not in ("dataset", "binary", "fold", "solver", "param",
-                                                   "value", "n_trees")]
+                                                   "value", "n_trees") and not c.startswith("pq.")]
     out = frame.groupby(["dataset", "binary", "solver"], sort=False)[num].mean().reset_index()
     out["n_folds"] = frame.groupby(["dataset", "binary", "solver"], sort=False).size().to_numpy()
     for key in ("mauc", "map"):
@@ -118,6 +124,33 @@ def welleck_table(frame: pd.DataFrame) -> pd.DataFrame:
             for d, b, s in zip(out["dataset"], out["binary"], out["solver"], strict=True)
         ]
     return out
+
+
+def paired_comparison(frame: pd.DataFrame, metric: str, a: str, b: str,
+                      n_resamples: int = 10000) -> dict[str, float]:
+    """Solver a vs b on every test query of every fold: mean difference and sign-flip p-value.
+
+    Queries where either value is undefined (NaN) are dropped; O(n_resamples * queries).
+    """
+    from rankbench.significance import paired_randomization_test
+
+    col = f"pq.{metric}"
+    if col not in frame.columns:
+        raise ValueError(f"no per-query values of {metric!r} in the frame (have: "
+                         f"{sorted(c[3:] for c in frame.columns if c.startswith('pq.'))})")
+    va, vb = [], []
+    for fold in sorted(frame["fold"].unique()):
+        fa = frame[(frame["fold"] == fold) & (frame["solver"] == a)]
+        fb = frame[(frame["fold"] == fold) & (frame["solver"] == b)]
+        if len(fa) != 1 or len(fb) != 1:
+            raise ValueError(f"fold {fold}: need exactly one row of {a!r} and of {b!r}")
+        va.append(np.asarray(fa[col].iloc[0], float))
+        vb.append(np.asarray(fb[col].iloc[0], float))
+    x, y = np.concatenate(va), np.concatenate(vb)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    return {"metric": metric, "a": a, "b": b, "n_queries": int(keep.sum()),
+            "mean_a": float(x[keep].mean()), "mean_b": float(y[keep].mean()),
+            "p_value": paired_randomization_test(x[keep], y[keep], n_resamples=n_resamples)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,6 +176,12 @@ def main(argv: list[str] | None = None) -> int:
         print(table[[c for c in cols if c in table.columns]].to_string(index=False))
         pk = [f"p@{k}" for k in range(1, 11)] + [f"p@{k}_macro" for k in range(1, 11)]
         print(table[["dataset", "solver", *pk]].T.to_string())
+        tests = []
+        for (dataset, binary), part in frame.groupby(["dataset", "binary"], sort=False):
+            lm = "lambdamart_auc" if binary else "lambdamart_mauc"
+            for metric in (("auc", "map") if binary else ("mauc", "map")):
+                tests.append({"dataset": dataset, **paired_comparison(part, metric, lm, "auc_svm")})
+        print(pd.DataFrame(tests).to_string(index=False))
     return 0
 
 
