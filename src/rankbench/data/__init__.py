@@ -1,6 +1,7 @@
 """Data layer: readers, dataset registry, cache, synthetic generators, RankingData."""
 
 from rankbench.data.letor import read_letor
+from rankbench.data.normalize import normalize_query_level
 from rankbench.data.ranking_data import RankingData, group_by_query
 from rankbench.data.registry import (
     DatasetNotFound,
@@ -21,5 +22,6 @@ __all__ = [
     "load_fold",
     "make_letor_like",
     "make_rcv1_like",
+    "normalize_query_level",
     "read_letor",
 ]
