@@ -326,3 +326,25 @@ def test_cache_entries_are_retired_when_the_reader_changes(tmp_path, monkeypatch
     monkeypatch.setattr(cache_mod, "_reader_fingerprint", lambda: "an edited parser")
     read_letor(p, cache=cache_dir)
     assert len(list((cache_dir / "parsed").glob("*.npz"))) == 2
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz", ".xz"])
+def test_write_then_read_is_bit_exact(tmp_path, suffix):
+    from rankbench.data import RankingData
+    from rankbench.data.letor import write_letor
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((40, 5)) * 10.0 ** rng.integers(-20, 20, size=(40, 5))
+    X[3, 2] = 0.0
+    dense = RankingData.from_arrays(X, rng.integers(0, 3, 40), np.repeat([4, 9, 2, 7], 10))
+    p = write_letor(dense, tmp_path / f"d.txt{suffix}", comments=[f"docid = {i}" for i in range(40)])
+    back = read_letor(p, cache=False)
+    assert np.array_equal(back.X, dense.X) and np.array_equal(back.y, dense.y)
+    assert np.array_equal(back.qid, dense.qid)
+    S = sp.random(30, 500, density=0.02, format="csr", random_state=2)
+    sparse = RankingData.from_arrays(S, np.arange(30) % 2, np.arange(30) // 3)
+    back = read_letor(write_letor(sparse, tmp_path / f"s.txt{suffix}"), sparse=True,
+                      n_features=500, cache=False)
+    assert (back.X != sparse.X).nnz == 0 and np.array_equal(back.y, sparse.y)
+    assert "1 qid:0 1:0.500" in write_letor(
+        RankingData.from_arrays([[0.5]], [1]), tmp_path / "p.txt", precision=3).read_text()

@@ -146,3 +146,12 @@ def test_query_level_norm_of_feature_min_reproduces_letor_files(data_root):
         norm = load_fold("ohsumed", 1, split, root=data_root)
         assert np.array_equal(raw.qid, norm.qid) and np.array_equal(raw.y, norm.y)
         assert np.max(np.abs(normalize_query_level(raw).X - norm.X)) <= 5e-7 + 1e-12
+
+
+def test_real_file_write_read_round_trip(data_root, tmp_path):
+    from rankbench.data.letor import write_letor
+
+    d = load_fold("mq2008", 2, "test", root=require_dataset(data_root, "MQ2008").parent)
+    back = read_letor(write_letor(d, tmp_path / "mq.txt.gz"), cache=False)
+    assert np.array_equal(back.X, d.X) and np.array_equal(back.y, d.y)
+    assert np.array_equal(back.qid, d.qid)

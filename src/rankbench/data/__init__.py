@@ -1,6 +1,6 @@
 """Data layer: readers, dataset registry, cache, synthetic generators, RankingData."""
 
-from rankbench.data.letor import read_letor
+from rankbench.data.letor import read_letor, write_letor
 from rankbench.data.normalize import normalize_query_level
 from rankbench.data.ranking_data import RankingData, group_by_query
 from rankbench.data.registry import (
@@ -24,4 +24,5 @@ __all__ = [
     "make_rcv1_like",
     "normalize_query_level",
     "read_letor",
+    "write_letor",
 ]
