@@ -151,7 +151,8 @@ def test_query_level_norm_of_feature_min_reproduces_letor_files(data_root):
 def test_real_file_write_read_round_trip(data_root, tmp_path):
     from rankbench.data.letor import write_letor
 
-    d = load_fold("mq2008", 2, "test", root=require_dataset(data_root, "MQ2008").parent)
+    require_dataset(data_root, "MQ2008")
+    d = load_fold("mq2008", 2, "test", root=data_root)
     back = read_letor(write_letor(d, tmp_path / "mq.txt.gz"), cache=False)
     assert np.array_equal(back.X, d.X) and np.array_equal(back.y, d.y)
     assert np.array_equal(back.qid, d.qid)
