@@ -359,10 +359,9 @@ def parse_letor_bytes(
         raise ValueError(f"null_policy must be one of {NULL_POLICIES}, got {null_policy!r}")
     if n_features is not None and (int(n_features) != n_features or n_features < 1):
         raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
-    buf = np.frombuffer(data, dtype=np.uint8)
     if data[:3] == b"\xef\xbb\xbf":  # a UTF-8 byte-order mark some editors write
-        buf = buf.copy()
-        buf[:3] = 32
+        data = data[3:]
+    buf = np.frombuffer(data, dtype=np.uint8)  # read-only: one kernel signature for every call
     max_rows = int(np.count_nonzero(buf == 10)) + 1
     max_tok = int(np.count_nonzero(buf == 58))
     labels = np.empty(max_rows, dtype=np.int64)
