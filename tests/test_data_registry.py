@@ -126,6 +126,7 @@ def test_letor_stand_in_is_labelled_and_shaped_like_the_dataset(tmp_path):
     assert np.array_equal(again.X, parts["test"].X)
 
 
+@pytest.mark.slow
 def test_rcv1_stand_in(tmp_path):
     try:
         d = load_fold("rcv1_e311", 1, "test", root=tmp_path, allow_synthetic=True)
