@@ -164,6 +164,29 @@ def test_missing_dataset_says_where_to_put_files(tmp_path, toy_conf):
         validate(cfg)
 
 
+def test_cluster_launcher_configs_compose():
+    cfg = compose(config_name="config", overrides=["hydra/launcher=slurm"], return_hydra_config=True)
+    assert cfg.hydra.launcher._target_.endswith("submitit_launcher.SlurmLauncher")
+    assert cfg.hydra.launcher.cpus_per_task == 1 and cfg.hydra.launcher.timeout_min == 120
+    cfg = compose(config_name="config", return_hydra_config=True,
+                  overrides=["hydra/launcher=ray_cluster", "hydra.launcher.ray.init.address=h:1"])
+    assert cfg.hydra.launcher._target_.endswith("ray_launcher.RayLauncher")
+    # present and null, so hydra-ray-launcher's setdefault cannot add one Ray refuses
+    assert "object_store_memory" in cfg.hydra.launcher.ray.init
+    assert cfg.hydra.launcher.ray.init.object_store_memory is None
+    assert cfg.hydra.launcher.ray.init.address == "h:1"
+
+
+def test_experiment_configs_compose_and_validate():
+    for path in sorted((CONF / "experiment").glob("*.yaml")):
+        cfg = compose(config_name="config", overrides=[f"experiment={path.stem}"],
+                      return_hydra_config=True)
+        assert cfg.experiment_name != "adhoc", path
+        assert cfg.hydra.sweeper.params, path
+        data = validate(cfg, check_data=False)
+        assert build_specs(data), path
+
+
 def test_conf_dir_is_the_repository_conf():
     assert CONF == Path(__file__).resolve().parents[1] / "conf"
     assert (CONF / "config.yaml").is_file()

@@ -37,6 +37,7 @@ def test_run_id_identity_rules():
     assert run_id(spec(data_root="/somewhere", note="x")) == base
     assert run_id(spec(params={"alpha": 1})) == base
     assert run_id(spec(params={"alpha": 1.0, "verbose": True})) == base
+    assert run_id(spec(params={"alpha": 1.0, "max_iter": None})) == base  # None = default
     # explicit defaults hash like omitted ones
     assert run_id(spec(seed=0, variant=None, eval_splits=["vali", "test"])) == base
     for changed in (spec(fold=2), spec(seed=1), spec(params={"alpha": 2.0}), spec(experiment="u"),

@@ -76,7 +76,9 @@ def run_job(cfg: Any) -> dict[str, Any]:
 
 def _fmt_params(params_json: str) -> str:
     params = json.loads(params_json)
-    shown = {k: v for k, v in params.items() if k not in ("verbose", "random_state", "checkpoints")}
+    # None = "the solver's default": not worth a column of noise
+    shown = {k: v for k, v in params.items()
+             if v is not None and k not in ("verbose", "random_state", "checkpoints")}
     return " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items())
 
 
@@ -93,26 +95,45 @@ def job_table(frame, protocol: dict[str, Any]) -> str:
 
 
 def sweep_summary(frame, protocol: dict[str, Any]) -> str:
-    """Text summary of a sweep: selected params per fold (select), means per value (fixed/per_fold)."""
+    """Text summary of a sweep, by protocol mode.
+
+    select: means per parameter value, then the per-fold selection and its test means;
+    fixed: means per parameter value (and training time summed over folds, as Chapelle's
+    Table 3); per_fold: per-fold values, then means per solver.
+    """
     from rankbench.runner import mean_over_folds, select_per_fold
 
     if frame.empty:
         return "no stored records for this sweep"
     ok = frame[frame["status"] == "ok"]
     lines = [f"{len(ok)} ok / {len(frame) - len(ok)} failed runs"]
-    metrics = [m for m in protocol.get("report_metrics", []) if m in frame.columns]
-    fmt = {"float_format": lambda x: f"{x:.4g}", "index": False}
     if ok.empty:
         return lines[0]
-    means = mean_over_folds(frame, metrics + [c for c in ("train.wall_s",) if c in frame.columns])
-    means = natural_sort(means)
+    metrics = [m for m in protocol.get("report_metrics", []) if m in frame.columns]
+    fmt = {"float_format": lambda x: f"{x:.4g}", "index": False}
+    mode = protocol.get("mode", "select")
+    if mode == "per_fold":
+        per = natural_sort(ok.copy(), fold_first=True)
+        per["params"] = per["params"].map(_fmt_params)
+        cols = ["dataset", "solver", "fold", "params", *metrics, "train.wall_s"]
+        lines += ["", "per fold (parameters given per fold):", per[cols].to_string(**fmt)]
+        g = ok.groupby(["dataset", "solver"])
+        agg = g[metrics].mean()
+        agg["train.wall_s (all folds)"] = g["train.wall_s"].sum()
+        agg["n_folds"] = g["fold"].nunique()
+        lines += ["", "mean over folds:", agg.reset_index().to_string(**fmt)]
+        return "\n".join(lines)
+    means = mean_over_folds(frame, metrics + ["train.wall_s"])
+    sums = ok.groupby(["solver", "params"])["train.wall_s"].sum().rename("train.wall_s (all folds)")
+    means = natural_sort(means.join(sums, on=["solver", "params"]))
     means["params"] = means["params"].map(_fmt_params)
-    lines += ["", "mean over folds per parameter value:", means.to_string(**fmt)]
-    if protocol.get("mode", "select") == "select":
+    cols = ["dataset", "solver", "params", "n_folds", *metrics, "train.wall_s (all folds)"]
+    lines += ["", "mean over folds per parameter value:", means[cols].to_string(**fmt)]
+    if mode == "select":
         metric = protocol.get("selection_metric", "vali.ndcg@10")
         sel = select_per_fold(frame, metric)
         sel["params"] = sel["params"].map(_fmt_params)
-        cols = ["dataset", "fold", "solver", "params", "selected_value", "n_candidates"] + metrics
+        cols = ["dataset", "fold", "solver", "params", "selected_value", "n_candidates", *metrics]
         lines += ["", f"model selection on {metric} (per fold):", sel[cols].to_string(**fmt)]
         if metrics:
             agg = sel.groupby(["dataset", "solver"])[metrics].mean().reset_index()
@@ -295,9 +316,8 @@ def results_main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"rankbench results: unknown column(s) {unknown}; see --list-columns", file=sys.stderr)
         return 2
-    if not args.sort:
-        frame = natural_sort(frame, fold_first=bool(args.select))
-    else:
+    frame = natural_sort(frame, fold_first=bool(args.select))
+    if args.sort:  # stable: ties keep the natural order
         keys = args.sort.split(",")
         bad = [k for k in keys if k not in frame.columns]
         if bad:

@@ -112,12 +112,18 @@ def hashed_spec(spec: dict[str, Any]) -> dict[str, Any]:
     s = normalize_spec(spec)
     for k in PRESENTATION_FIELDS:
         s.pop(k, None)
-    s["params"] = {k: v for k, v in s["params"].items() if k not in PRESENTATION_PARAMS}
+    # None means "the solver's default", exactly like leaving the parameter out
+    s["params"] = {k: v for k, v in s["params"].items()
+                   if k not in PRESENTATION_PARAMS and v is not None}
     return _canonical(to_jsonable(s))
 
 
 def run_id(spec: dict[str, Any]) -> str:
-    """sha1 of the canonical JSON of the spec minus presentation fields (data_root, note, verbose)."""
+    """sha1 of the canonical JSON of the spec minus presentation fields (data_root, note, verbose).
+
+    A parameter set to None hashes like an absent one (both mean the solver's default),
+    so a Hydra job and a hand-written spec of the same run share one record.
+    """
     text = json.dumps(hashed_spec(spec), sort_keys=True, separators=(",", ":"))
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
