@@ -170,3 +170,22 @@ def test_bad_input_is_refused_before_any_kernel():
         o = make_oracle("tree", X, y, None, loss="hinge")
         o.fun(np.zeros(2))
         o.hess_vec(np.zeros(2))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_jacobi_preconditioner_is_the_same_for_every_oracle(sparse):
+    X, y, ptr, w, v = _problem(9, [10, 4, 22], 3, integer=False, sparse=sparse)
+    diags = []
+    for name in ORACLES:
+        o = make_oracle(name, X, y, ptr, C=2.0)
+        o.fun(w)
+        diags.append(o.hess_diag())
+    for dg in diags[1:]:
+        np.testing.assert_allclose(dg, diags[0], rtol=1e-10)
+    assert np.all(diags[0] >= 1.0)
+    # the true Hessian diagonal, e_j . H e_j, is positive and within a factor of the estimate's scale
+    o = make_oracle("brute", X, y, ptr, C=2.0)
+    o.fun(w)
+    true = np.array([o.hess_vec(e)[j] for j, e in enumerate(np.eye(len(w)))])
+    assert np.all(true >= 1.0)
+    assert np.all(diags[0] <= 2.0 * true)

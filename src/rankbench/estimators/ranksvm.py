@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import pairwise_kernels
+from threadpoolctl import threadpool_limits
 
 from rankbench.data.ranking_data import RankingData
 from rankbench.estimators.registry import register_solver
@@ -195,6 +196,16 @@ class RankSVM(BaseEstimator):
         oracle = make_oracle(oracle_name, Xt, data.y, data.query_ptr, C=self.C, loss=self.loss,
                              rescaling=self.rescaling, delta=self.delta, levels=None)
         tol = DEFAULT_TOL.get(opt) if self.tol is None else float(self.tol)
+        # the optimizers' vectors are short (d): multithreaded BLAS only adds thread wake-ups,
+        # which cost 3x the whole fit on a loaded machine
+        with threadpool_limits(limits=1, user_api="blas"):
+            res = self._optimize(opt, oracle_name, oracle, data, Xt, tol)
+        self.fit_time_ = time.perf_counter() - t0
+        self._finish(res, oracle, data, Xt)
+        return self
+
+    def _optimize(self, opt, oracle_name, oracle, data, Xt, tol):
+        """Run the optimizer ``opt`` on ``oracle``; returns its OptimResult."""
         common = dict(keep_coef=self.keep_coef_history, verbose=self.verbose)
         if opt == "newton":
             res = newton_cg(oracle, tol=tol, max_iter=self.max_iter or DEFAULT_MAX_ITER[opt],
@@ -214,7 +225,10 @@ class RankSVM(BaseEstimator):
             n_steps = self.max_iter or 20 * max(1, len(query_oracles))
             res = sgd_queries(query_oracles, oracle, n_iter=int(n_steps), eta0=self.eta0,
                               average=self.average, seed=self.random_state, **common)
-        self.fit_time_ = time.perf_counter() - t0
+        return res
+
+    def _finish(self, res, oracle, data, Xt):
+        """Fitted attributes from an OptimResult; refuses non-finite weights."""
         if not np.all(np.isfinite(res.w)):
             raise FloatingPointError(f"RankSVM solver {self.solver!r} diverged (non-finite weights)")
         self.coef_ = res.w
@@ -229,7 +243,6 @@ class RankSVM(BaseEstimator):
         n_pairs, n_ge1 = pairs_with_margin(res.w, Xt, data.y, data.query_ptr)
         # share of pairs with margin >= 1 = share of zero dual variables of the L2-loss dual
         self.zero_dual_share_ = n_ge1 / n_pairs if n_pairs else float("nan")
-        return self
 
     def decision_function(self, X):
         """Scores w.x (after the kernel map when ``kernel`` is set); O(nnz(X))."""

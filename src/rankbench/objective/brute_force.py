@@ -44,6 +44,9 @@ class BruteForceOracle(PairOracle):
             self._blocks.append(Hq)
         return value, gz
 
+    def _doc_curvature(self):
+        return np.concatenate([np.diag(Hq) / 2.0 for Hq in self._blocks]) if self._blocks else np.zeros(0)
+
     def _hess_z(self, d):
         out = np.zeros_like(d)
         for q, Hq in enumerate(self._blocks):

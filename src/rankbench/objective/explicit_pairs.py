@@ -101,5 +101,10 @@ class ExplicitPairsOracle(PairOracle):
         self._dcoef = dcoef
         return value, gz
 
+    def _doc_curvature(self):
+        n = self.n_docs
+        return (np.bincount(self.hi, weights=self._dcoef, minlength=n)
+                + np.bincount(self.lo, weights=self._dcoef, minlength=n))
+
     def _hess_z(self, d):
         return 2.0 * pairs_hess(self.hi, self.lo, self._dcoef, d)

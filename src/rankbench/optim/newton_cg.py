@@ -14,34 +14,42 @@ import numpy as np
 from rankbench.optim.history import History, OptimResult
 
 
-def conjugate_gradient(hess_vec, b: np.ndarray, rtol: float, max_iter: int) -> tuple[np.ndarray, int]:
-    """Approximate solution of H x = b (H symmetric positive definite) by CG; returns (x, iterations)."""
+def conjugate_gradient(hess_vec, b: np.ndarray, rtol: float, max_iter: int,
+                       precond: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """Approximate solution of H x = b (H SPD) by CG, Jacobi-preconditioned when ``precond`` (diag H)
+    is given; stops when ||r|| <= rtol ||b||; returns (x, iterations)."""
     x = np.zeros_like(b)
     r = b.copy()
-    p = r.copy()
-    rr = float(r @ r)
-    stop = (rtol**2) * rr
+    minv = None if precond is None else 1.0 / precond
+    zr = r if minv is None else minv * r
+    p = zr.copy()
+    rz = float(r @ zr)
+    stop = (rtol**2) * float(b @ b)
     it = 0
-    while it < max_iter and rr > stop:
+    while it < max_iter and float(r @ r) > stop:
         Hp = hess_vec(p)
         pHp = float(p @ Hp)
         it += 1
         if not np.isfinite(pHp) or pHp <= 0.0:
             # H >= I in exact arithmetic; a non-positive curvature is rounding: keep what we have
             break
-        alpha = rr / pHp
+        alpha = rz / pHp
         x += alpha * p
         r -= alpha * Hp
-        rr_new = float(r @ r)
-        p = r + (rr_new / rr) * p
-        rr = rr_new
+        zr = r if minv is None else minv * r
+        rz_new = float(r @ zr)
+        p = zr + (rz_new / rz) * p
+        rz = rz_new
     return x, it
 
 
 def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 100,
-              max_cg_iter: int = 2000, keep_coef: bool = False, verbose: bool = False,
-              callback=None) -> OptimResult:
-    """Minimize oracle.fun by truncated Newton-CG; stop when decrement/objective < tol."""
+              max_cg_iter: int = 2000, precondition: bool = True, keep_coef: bool = False,
+              verbose: bool = False, callback=None) -> OptimResult:
+    """Minimize oracle.fun by truncated Newton-CG; stop when decrement/objective < tol.
+
+    ``precondition``: Jacobi preconditioner from ``oracle.hess_diag()`` (features of very
+    different frequency, as in text, otherwise cost hundreds of CG iterations)."""
     d = oracle.n_features
     w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64)
     hist = History(keep_coef=keep_coef, verbose=verbose, name="newton_cg")
@@ -60,7 +68,8 @@ def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter:
             break
         # forcing term: loose CG far away, tight near the optimum (superlinear convergence)
         eta = min(0.1, np.sqrt(gnorm / max(g0, 1e-300)))
-        step, k = conjugate_gradient(oracle.hess_vec, -g, eta, max_cg_iter)
+        M = oracle.hess_diag() if precondition and hasattr(oracle, "hess_diag") else None
+        step, k = conjugate_gradient(oracle.hess_vec, -g, eta, max_cg_iter, M)
         n_cg += k
         gd = float(g @ step)
         if not gd < 0.0:

@@ -1,0 +1,130 @@
+"""RankSVM benchmark: training time per fold on LETOR (Chapelle Table 3 setting), AUC scaling
+curve on RCV1-shaped synthetic data (Chapelle Fig. 3), extreme C (Lee & Lin Table I).
+
+Times are ``RankSVM.fit_time_`` (numba compilation excluded, best of ``repeats``); the
+machine is shared, so treat them as upper bounds.  Memory is the bytes of arrays an
+oracle keeps besides X (``state_nbytes``): O(n) for counting/tree, O(p) for PRSVM.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from rankbench.estimators.ranksvm import RankSVM, warm_up_kernels
+from rankbench.objective import count_pairs, make_oracle
+
+LETOR_C = {"OHSUMED": 1e-4, "MQ2008": 1e-3}
+LETOR_SOLVERS = ("prsvm", "prsvm_plus", "tron_tree", "newton_tree", "tron_counting")
+SCALING_SOLVERS = ("prsvm", "prsvm_plus", "tron_tree")
+SCALING_N = (1_200, 2_400, 4_800, 9_600, 19_200, 50_000, 100_000, 200_000, 500_000, 1_000_000)
+SCALING_C = 0.005  # Chapelle sect. 5.2 (RCV1 CCAT)
+PRSVM_MAX_PAIRS = 30_000_000  # ~0.7 GB of pair indices and curvature: beyond, PRSVM is skipped
+
+
+def _best_fit(make, X, y, qid, repeats):
+    best = None
+    for _ in range(repeats):
+        m = make().fit(X, y, qid)
+        if best is None or m.fit_time_ < best.fit_time_:
+            best = m
+    return best
+
+
+def letor_rows(quick: bool) -> list[dict]:
+    """Fit time, objective and test NDCG@10 per (dataset, fold, solver); plus 5-fold totals."""
+    from rankbench.data import dataset_available, load_fold
+    from rankbench.metrics import ndcg_at_k
+
+    rows = []
+    for name, C in LETOR_C.items():
+        if not dataset_available(name):
+            rows.append({"part": "ranksvm", "case": f"letor/{name}", "seconds": float("nan"),
+                         "note": "dataset not available (set RANKBENCH_DATA)"})
+            continue
+        totals: dict[str, float] = {}
+        ndcg: dict[str, list[float]] = {}
+        folds = range(1, 6) if (not quick or name == "OHSUMED") else range(1, 2)
+        for fold in folds:
+            tr = load_fold(name, fold, "train")
+            te = load_fold(name, fold, "test")
+            for solver in LETOR_SOLVERS:
+                m = _best_fit(lambda s=solver, c=C: RankSVM(C=c, solver=s), tr.X, tr.y, tr.qid,
+                              repeats=3)
+                nd = ndcg_at_k(te.y, m.decision_function(te.X), te.qid, k=10, convention="letor")
+                totals[solver] = totals.get(solver, 0.0) + m.fit_time_
+                ndcg.setdefault(solver, []).append(nd)
+                rows.append({"part": "ranksvm", "case": f"letor/{name}/fold{fold}/{solver}",
+                             "seconds": m.fit_time_, "dataset": name, "fold": fold, "solver": solver,
+                             "C": C, "n": tr.n_docs, "n_pairs": m.n_pairs_, "objective": m.objective_,
+                             "n_iter": m.n_iter_, "n_cg_iter": m.n_cg_iter_, "test_ndcg@10": nd})
+        for solver, total in totals.items():
+            rows.append({"part": "ranksvm", "case": f"letor/{name}/total/{solver}", "seconds": total,
+                         "dataset": name, "solver": solver, "C": C, "folds": len(ndcg[solver]),
+                         "test_ndcg@10": float(np.mean(ndcg[solver]))})
+    return rows
+
+
+def _auc_data(n: int, seed: int = 0):
+    from rankbench.data.synthetic import make_rcv1_like
+
+    return make_rcv1_like(n=n, seed=seed)
+
+
+def scaling_rows(quick: bool) -> list[dict]:
+    """AUC problem (one query, binary labels), time vs n for PRSVM, PRSVM+ and TRON-tree."""
+    rows = []
+    sizes = [n for n in SCALING_N if n <= (19_200 if quick else 1_000_000)]
+    for n in sizes:
+        t = time.perf_counter()
+        data = _auc_data(n)
+        gen = time.perf_counter() - t
+        p = count_pairs(data.y, data.query_ptr)
+        for solver in SCALING_SOLVERS:
+            row = {"part": "ranksvm", "case": f"auc_scaling/n={n}/{solver}", "n": n, "n_pairs": p,
+                   "nnz": int(data.X.nnz), "solver": solver, "C": SCALING_C, "generate_s": gen}
+            if solver == "prsvm" and p > PRSVM_MAX_PAIRS:
+                row.update(seconds=float("nan"),
+                           note=f"skipped: {p:.3g} pairs > {PRSVM_MAX_PAIRS:.0e} (O(p) memory/time)")
+                rows.append(row)
+                continue
+            repeats = 3 if n <= 20_000 else 1
+            m = _best_fit(lambda s=solver: RankSVM(C=SCALING_C, solver=s), data.X, data.y, None,
+                          repeats=repeats)
+            oracle = {"prsvm": "pairs", "prsvm_plus": "counting", "tron_tree": "tree"}[solver]
+            o = make_oracle(oracle, data.X, data.y, data.query_ptr, C=SCALING_C)
+            o.fun(m.coef_)
+            row.update(seconds=m.fit_time_, objective=m.objective_, n_iter=m.n_iter_,
+                       n_cg_iter=m.n_cg_iter_, oracle_state_mb=o.state_nbytes() / 2**20,
+                       X_mb=(data.X.data.nbytes + data.X.indices.nbytes + data.X.indptr.nbytes) / 2**20)
+            del o
+            rows.append(row)
+    return rows
+
+
+def extreme_C_rows(quick: bool) -> list[dict]:
+    """MQ2008 Fold1 at C = 2^20 (Lee & Lin Table I): time, convergence, share of pairs with margin >= 1."""
+    from rankbench.data import dataset_available, load_fold
+
+    if not dataset_available("MQ2008"):
+        return []
+    tr = load_fold("MQ2008", 1, "train")
+    rows = []
+    for solver in ("prsvm_plus", "tron_tree") if quick else ("prsvm", "prsvm_plus", "tron_tree"):
+        m = RankSVM(C=2.0**20, solver=solver).fit(tr.X, tr.y, tr.qid)
+        rows.append({"part": "ranksvm", "case": f"extreme_C/MQ2008/fold1/{solver}",
+                     "seconds": m.fit_time_, "C": 2.0**20, "solver": solver, "objective": m.objective_,
+                     "n_iter": m.n_iter_, "n_cg_iter": m.n_cg_iter_, "converged": m.converged_,
+                     "zero_dual_share": m.zero_dual_share_, "paper_zero_dual_share": 0.2244})
+    return rows
+
+
+def run(quick: bool = False) -> list[dict]:
+    """All RankSVM benchmark rows (quick: OHSUMED folds, MQ2008 fold 1, n <= 19,200)."""
+    compile_s = warm_up_kernels()
+    rows = [{"part": "ranksvm", "case": "numba_warm_up", "seconds": compile_s}]
+    rows += letor_rows(quick)
+    rows += extreme_C_rows(quick)
+    rows += scaling_rows(quick)
+    return rows
