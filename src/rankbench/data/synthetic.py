@@ -182,28 +182,22 @@ def _splitmix64(state):
 
 @numba.njit(cache=True)
 def _rcv1_like_kernel(length, d, seed, indptr, col, val):
-    """Fill CSR rows: sorted distinct Zipf-like column ids, unit-norm positive values. O(nnz)."""
+    """Fill CSR rows: sorted distinct skewed column ids, unit-norm positive values. O(nnz)."""
     state = np.uint64(seed)
     n = length.shape[0]
-    kmax = 1
-    for r in range(n):
-        kmax = max(kmax, length[r])
-    t = np.empty(kmax + 1, dtype=np.float64)
     pos = 0
     for r in range(n):
         indptr[r] = pos
         k = length[r]
-        acc = 0.0
-        for j in range(k + 1):  # sorted uniforms: normalised sums of exponential gaps
-            state, u = _splitmix64(state)
-            acc += -np.log(1.0 - u)
-            t[j] = acc
         start = pos
         last = -1
         norm2 = 0.0
         for j in range(k):
-            x = t[j] / acc
-            c = min(np.int64(d * x * x), d - 1)  # x**2 keeps order, makes low ids common
+            # one uniform per stratum [j/k, (j+1)/k): sorted without a sort; x**2 keeps
+            # the order and makes low ids common (frequency of id c ~ 1/sqrt(c))
+            state, u = _splitmix64(state)
+            x = (j + u) / k
+            c = min(np.int64(d * x * x), d - 1)
             if c != last:
                 state, u = _splitmix64(state)
                 v = 0.1 + u
