@@ -354,7 +354,7 @@ def expand_experiment(
                 grid.update(e.solver_params.get(solver, {}))
                 grid.update(e.dataset_params.get(ds, {}))
                 limits = e.solver_limits.get(solver, {})
-                if "n_max" in limits and point.get("n", 0) > limits["n_max"]:
+                if "n_max" in limits and point.get("n", 0) > float(limits["n_max"]):
                     continue
                 for combo in _product(grid):
                     for fold in folds:

@@ -195,13 +195,16 @@ def auc_scaling_figure(ctx: RenderContext) -> Artefact:
         if solver == "prsvm_plus":
             anchor = (n[0], t[0])
     limits = plan.experiment.solver_limits
+    caps: dict[int, list[str]] = {}
     for solver, lim in limits.items():
         if "n_max" in lim:
-            ax_t.axvline(lim["n_max"], color="0.5", linestyle=":", linewidth=1)
-            ax_t.text(lim["n_max"], ax_t.get_ylim()[1] if ax_t.has_data() else 1, f" {solver_label(solver)} cap",
-                      fontsize=7, va="top", color="0.35")
-            notes.append(f"{solver_label(solver)} is run up to n = {lim['n_max']:,} only: its explicit "
-                         "pair matrix holds about n^2/4 pairs for balanced classes.")
+            caps.setdefault(int(lim["n_max"]), []).append(solver_label(solver))
+            notes.append(f"{solver_label(solver)} is run up to n = {lim['n_max']:,} only"
+                         + (f": {lim['reason']}." if lim.get("reason") else "."))
+    for n_max, names in caps.items():
+        ax_t.axvline(n_max, color="0.5", linestyle=":", linewidth=1)
+        ax_t.annotate(" cap: " + ", ".join(names), (n_max, 0.02), xycoords=("data", "axes fraction"),
+                      fontsize=6, color="0.35", rotation=90, va="bottom")
     if anchor is not None:
         xs = np.array([anchor[0], max(r["n"] for r in data_rows)], dtype=float)
         for power, style in ((1, "--"), (2, "-.")):
