@@ -156,3 +156,12 @@ def test_real_file_write_read_round_trip(data_root, tmp_path):
     back = read_letor(write_letor(d, tmp_path / "mq.txt.gz"), cache=False)
     assert np.array_equal(back.X, d.X) and np.array_equal(back.y, d.y)
     assert np.array_equal(back.qid, d.qid)
+
+
+def test_mq2008_whole_set_file(data_root):
+    p = require_dataset(data_root, "MQ2008/Querylevelnorm.txt.xz")
+    d = read_letor(p)
+    assert (d.n_queries, d.n_docs, d.n_features) == (784, 15211, 46)
+    assert d.describe()["labels"] == MQ2008["labels"]
+    folds = [load_fold("mq2008", k, "test", root=data_root) for k in range(1, 6)]
+    assert set(d.query_ids().tolist()) == set(np.concatenate([f.query_ids() for f in folds]).tolist())
