@@ -39,6 +39,8 @@ def _test_metrics(y: np.ndarray, s: np.ndarray, qid: np.ndarray, binary: bool) -
     out = {"map": metrics.mean_average_precision(y, s, qid), "auc": metrics.auc(y, s, qid)}
     if not binary:
         out["mauc"] = metrics.mauc(y, s, qid)
+        # the paper does not say whether MAUC is per query or over the pooled test set
+        out["mauc_pooled"] = metrics.mauc(y, s, None)
         for c, v in metrics.class_auc(y, s, qid).items():
             out[f"auc_c{c}"] = v
     for k in range(1, 11):
@@ -171,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         frame.to_csv(args.out, index=False)
     with pd.option_context("display.width", 200, "display.max_columns", 60):
         table = welleck_table(frame)
-        cols = ["dataset", "solver", "n_folds", "mauc", "paper.mauc", "map", "paper.map", "auc"]
+        cols = ["dataset", "solver", "n_folds", "mauc", "paper.mauc", "mauc_pooled", "map",
+                "paper.map", "auc"]
         cols += [c for c in table.columns if c.startswith("auc_c")]
         print(table[[c for c in cols if c in table.columns]].to_string(index=False))
         pk = [f"p@{k}" for k in range(1, 11)] + [f"p@{k}_macro" for k in range(1, 11)]
