@@ -149,7 +149,8 @@ def test_all_problems_reported_at_once(tmp_path):
         validate(cfg)
     text = str(err.value)
     assert "protocol.mode must be one of" in text
-    assert f"dataset ohsumed (variant QueryLevelNorm) not found under data_root {tmp_path}" in text
+    assert f"dataset ohsumed (variant QueryLevelNorm) not found under the data root {tmp_path}" in text
+    assert "OHSUMED/QueryLevelNorm/Fold{1..5}" in text and "allow_synthetic=true" in text
     # an unregistered solver is named; a registered one gets its C checked
     assert "unknown solver 'prsvm_plus'" in text or "solver.C must be a positive finite number" in text
     assert len(err.value.problems) >= 3
