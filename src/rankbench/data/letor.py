@@ -368,7 +368,7 @@ def parse_letor_bytes(
     qids = np.empty(max_rows, dtype=np.int64)
     lines = np.empty(max_rows, dtype=np.int64)
     row_ptr = np.empty(max_rows + 1, dtype=np.int64)
-    idx = np.empty(max_tok, dtype=np.int64)
+    idx = np.empty(max_tok, dtype=np.int32)
     val = np.empty(max_tok, dtype=np.float64)
     kind = np.empty(max_tok, dtype=np.uint8)
     status, bad_line, n_rows, n_tok, unsorted = tokenize_letor(
@@ -380,30 +380,29 @@ def parse_letor_bytes(
     row_ptr, idx, val, kind = row_ptr[: n_rows + 1], idx[:n_tok], val[:n_tok], kind[:n_tok]
     if n_rows == 0:
         raise ValueError(f"{path}: no documents (empty file, or only blank and comment lines)")
-    tok_row = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(row_ptr))
     slow = np.flatnonzero(kind == 2)
     if slow.size:
-        _convert_slow_numbers(data, buf, slow, tok_row, lines, row_ptr, idx, val, path)
+        _convert_slow_numbers(data, buf, slow, row_ptr, lines, idx, val, path)
     null = kind == 1
     n_null = int(null.sum())
     if n_null and null_policy == "error":
         t = int(np.flatnonzero(null)[0])
         raise ValueError(
-            f"{path}, line {int(lines[tok_row[t]])}: feature {int(idx[t])} is NULL "
+            f"{path}, line {int(lines[_row_of(row_ptr, t)])}: feature {int(idx[t])} is NULL "
             f"({n_null} NULL values in the file); pass null_policy='zero' or 'query_min'")
     width = int(idx.max()) if idx.size else 0
     if n_features is not None:
         if width > n_features:
             t = int(np.argmax(idx))
-            raise ValueError(f"{path}, line {int(lines[tok_row[t]])}: feature index {width} "
+            raise ValueError(f"{path}, line {int(lines[_row_of(row_ptr, t)])}: feature index {width} "
                              f"exceeds n_features={n_features}")
         width = int(n_features)
     width = max(width, 1)
     if unsorted:
-        _check_no_duplicates(tok_row, idx, lines, path)
+        _check_no_duplicates(row_ptr, idx, lines, path)
     info: dict[str, Any] = {"n_null": n_null, "null_all_missing": 0, "lines": lines}
     if n_null:
-        info["null_all_missing"] = _fill_nulls(val, null, idx, tok_row, qids, null_policy)
+        info["null_all_missing"] = _fill_nulls(val, null, idx, row_ptr, qids, null_policy)
     nnz = idx.shape[0]
     if sparse is None:
         density = nnz / (n_rows * width)
@@ -416,15 +415,28 @@ def parse_letor_bytes(
         X.has_sorted_indices = True
     else:
         X = np.zeros((n_rows, width), dtype=np.float64)
-        X[tok_row, idx - 1] = val
+        scatter_dense(X, row_ptr, idx, val)
     return X, labels, qids, info
 
 
-def _convert_slow_numbers(data, buf, slow, tok_row, lines, row_ptr, idx, val, path) -> None:
+def _row_of(row_ptr: np.ndarray, t):
+    """The document (row) holding token(s) ``t``. O(log n) per token."""
+    return np.searchsorted(row_ptr, t, side="right") - 1
+
+
+@numba.njit(cache=True)
+def scatter_dense(X, row_ptr, idx, val):
+    """X[row, idx - 1] = val for every token, rows given by ``row_ptr``. O(nnz)."""
+    for r in range(row_ptr.shape[0] - 1):
+        for t in range(row_ptr[r], row_ptr[r + 1]):
+            X[r, idx[t] - 1] = val[t]
+
+
+def _convert_slow_numbers(data, buf, slow, row_ptr, lines, idx, val, path) -> None:
     """Convert with Python's float the numbers the kernel's exact fast path could not."""
     line_start = np.concatenate(([0], np.flatnonzero(buf == 10) + 1))
     for t in slow.tolist():
-        r = int(tok_row[t])
+        r = int(_row_of(row_ptr, t))
         line = int(lines[r])
         end = data.find(b"\n", line_start[line - 1])
         text = data[line_start[line - 1]: None if end < 0 else end].split(b"#", 1)[0]
@@ -436,7 +448,8 @@ def _convert_slow_numbers(data, buf, slow, tok_row, lines, row_ptr, idx, val, pa
         val[t] = v
 
 
-def _check_no_duplicates(tok_row, idx, lines, path) -> None:
+def _check_no_duplicates(row_ptr, idx, lines, path) -> None:
+    tok_row = np.repeat(np.arange(row_ptr.shape[0] - 1), np.diff(row_ptr))
     order = np.lexsort((idx, tok_row))
     r, k = tok_row[order], idx[order]
     dup = np.flatnonzero((r[1:] == r[:-1]) & (k[1:] == k[:-1]))
@@ -445,7 +458,7 @@ def _check_no_duplicates(tok_row, idx, lines, path) -> None:
         raise ValueError(f"{path}, line {int(lines[r[d]])}: feature index {int(k[d])} appears twice")
 
 
-def _fill_nulls(val, null, idx, tok_row, qids, policy) -> int:
+def _fill_nulls(val, null, idx, row_ptr, qids, policy) -> int:
     """Replace NULL (NaN) values in place; returns how many fell back to 0 under query_min.
 
     query_min: the query's minimum of that feature over its non-NULL values, where a
@@ -460,7 +473,7 @@ def _fill_nulls(val, null, idx, tok_row, qids, policy) -> int:
     qsize = np.bincount(qindex)
     sel = np.flatnonzero(np.isin(idx, np.unique(idx[null])))
     width = int(idx.max()) + 1
-    keys, inv, n_explicit = np.unique(qindex[tok_row[sel]] * width + idx[sel],
+    keys, inv, n_explicit = np.unique(qindex[_row_of(row_ptr, sel)] * width + idx[sel],
                                       return_inverse=True, return_counts=True)
     inv = inv.ravel()
     is_null = null[sel]
