@@ -189,3 +189,29 @@ def test_jacobi_preconditioner_is_the_same_for_every_oracle(sparse):
     true = np.array([o.hess_vec(e)[j] for j, e in enumerate(np.eye(len(w)))])
     assert np.all(true >= 1.0)
     assert np.all(diags[0] <= 2.0 * true)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_degenerate_queries_single_level_single_document_and_empty(sparse):
+    rng = np.random.default_rng(12)
+    # queries: one document; all labels equal; empty; five levels with tied scores; two levels
+    y = np.concatenate([[3], [1, 1, 1, 1], [], [0, 1, 2, 3, 4, 4, 2, 0], [0, 1, 1, 0]]).astype(int)
+    ptr = np.array([0, 1, 5, 5, 13, 17])
+    X = rng.integers(-1, 2, size=(17, 3)).astype(float)
+    X[5:9] = X[5]  # identical documents in the 5-level query: tied scores across levels
+    if sparse:
+        X = sp.csr_matrix(X)
+    w, v = np.array([0.5, -1.0, 1.0]), rng.standard_normal(3)
+    ref = make_oracle("brute", X, y, ptr, C=1.5)
+    f_ref, g_ref, h_ref = ref.fun(w), ref.grad(w), ref.hess_vec(v)
+    assert ref.n_pairs() == 0 + 0 + 0 + (64 - 14) // 2 + 4  # level counts 2,1,2,1,2 and 2,2
+    for name in FAST:
+        o = make_oracle(name, X, y, ptr, C=1.5)
+        assert o.n_pairs() == ref.n_pairs()
+        assert o.fun(w) == pytest.approx(f_ref, rel=1e-12)
+        np.testing.assert_allclose(o.grad(w), g_ref, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(o.hess_vec(v), h_ref, rtol=1e-12, atol=1e-12)
+    # documents of queries without pairs get no gradient in score space
+    o = make_oracle("tree", X, y, ptr, C=1.5)
+    o.fun(w)
+    assert np.all(o.grad_scores()[:5] == 0.0)
