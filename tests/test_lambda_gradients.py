@@ -279,3 +279,25 @@ def test_query_metrics_agree_with_rankbench_metrics():
     theirs = metrics.auc(y, s, qid, per_query=True)
     ok = ~np.isnan(ours)
     np.testing.assert_allclose(ours[ok], np.asarray(theirs, float)[ok], atol=1e-12)
+
+
+def test_gradients_do_not_depend_on_thread_count():
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has a single thread here")
+    rng = np.random.default_rng(13)
+    sizes = rng.integers(1, 40, size=200)
+    ptr = np.concatenate(([0], np.cumsum(sizes)))
+    y = rng.integers(0, 3, size=ptr[-1])
+    s = rng.normal(size=ptr[-1])
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        g1, h1 = lambda_gradients(s, y, ptr, "mauc")
+        numba.set_num_threads(2)
+        g2, h2 = lambda_gradients(s, y, ptr, "mauc")
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(g1, g2)
+    np.testing.assert_array_equal(h1, h2)
