@@ -174,6 +174,17 @@ def test_rcv1_conversion_from_a_fake_bunch():
     assert held.n_docs == 30 and held.n_docs + vali.n_docs == 40
     with pytest.raises(ValueError, match="orientation"):
         rcv1_split_from_bunch(b, "rcv1_ccat", "train", "sideways", n_lewis_train=20)
+    small = rcv1_split_from_bunch(b, "rcv1_ccat", "train", "papers", n_lewis_train=20,
+                                  train_size=15, seed=3)
+    assert small.n_docs == 15 and small.meta["train_size"] == 15
+    full_rows = [tuple(r) for r in train.X.toarray()]
+    picked = [full_rows.index(tuple(r)) for r in small.X.toarray()]
+    assert picked == sorted(picked) and np.array_equal(small.y, train.y[picked])
+    again = rcv1_split_from_bunch(b, "rcv1_ccat", "train", "papers", n_lewis_train=20,
+                                  train_size=15, seed=3)
+    assert (again.X != small.X).nnz == 0
+    with pytest.raises(ValueError, match=r"train_size must be an integer in 1..40"):
+        rcv1_split_from_bunch(b, "rcv1_ccat", "train", "papers", n_lewis_train=20, train_size=41)
 
 
 def _fake_sklearn_rcv1(monkeypatch, n_extra=25):

@@ -122,5 +122,9 @@ def test_synthetic_rcv1_like_splits():
     assert (full.X[3000:] != test.X).nnz == 0 and np.array_equal(full.y[3000:], test.y)
     held = load_fold("synthetic", 1, "train", variant="rcv1_like", holdout=True, **kw)
     assert held.n_docs == 2850 and not held.meta["vali_in_train"]
+    sub = load_fold("synthetic", 1, "train", variant="rcv1_like", train_size=1000, holdout=True, **kw)
+    assert sub.n_docs == 1000
+    vali_rows = {tuple(r) for r in vali.X.toarray()}
+    assert not any(tuple(r) in vali_rows for r in sub.X.toarray())  # drawn from held-out train
     other_fold = load_fold("synthetic", 2, "vali", variant="rcv1_like", **kw)
     assert (other_fold.X != vali.X).nnz > 0

@@ -10,7 +10,8 @@ on the 23,149: that is orientation ``"papers"`` (the default); ``"lewis"`` swaps
 RCV1 has no folds (fold must be 1).  ``vali`` is a seeded ``vali_fraction`` sample of
 the training part; it stays in train unless ``holdout=True`` (the papers train on the
 whole part with fixed C, so by default train has the papers' size and vali is for
-monitoring only, ``meta["vali_in_train"]`` says so).
+monitoring only, ``meta["vali_in_train"]`` says so).  ``train_size`` keeps a seeded
+sample of that many training documents (Chapelle & Keerthi's time-versus-n curve).
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ def load_rcv1_split(
     vali_fraction: float = 0.05,
     holdout: bool = False,
     seed: int = 0,
+    train_size: int | None = None,
 ) -> RankingData:
     """``split`` of the RCV1 task ``name`` (rcv1_ccat | rcv1_e311) as one-query RankingData.
 
@@ -121,7 +123,7 @@ def load_rcv1_split(
     except OSError as exc:
         raise DatasetNotFound(_missing_message(spec, orientation, root) + f" ({exc})") from exc
     return _split(X, y, spec.name, split, orientation, vali_fraction, holdout, seed,
-                  LEWIS_N_TRAIN, str(home))
+                  LEWIS_N_TRAIN, str(home), train_size)
 
 
 def rcv1_split_from_bunch(
@@ -135,23 +137,25 @@ def rcv1_split_from_bunch(
     seed: int = 0,
     n_lewis_train: int = LEWIS_N_TRAIN,
     source: str | None = None,
+    train_size: int | None = None,
 ) -> RankingData:
     """One split of an RCV1 task built from a fetch_rcv1 Bunch (see the module docstring)."""
     if name not in TOPICS:
         raise ValueError(f"unknown RCV1 task {name!r}; known: {sorted(TOPICS)}")
     X, y = rcv1_task(bunch, TOPICS[name])
     return _split(X, y, name, split, orientation, vali_fraction, holdout, seed, n_lewis_train,
-                  source)
+                  source, train_size)
 
 
-def _split(X, y, name, split, orientation, vali_fraction, holdout, seed, n_lewis_train, source):
+def _split(X, y, name, split, orientation, vali_fraction, holdout, seed, n_lewis_train, source,
+           train_size=None):
     if split not in ("train", "vali", "test"):
         raise ValueError(f"split must be train, vali or test, got {split!r}")
     train, test = rcv1_part_rows(orientation, y.shape[0], n_lewis_train)
-    rows = single_query_rows(train, test, split, vali_fraction, bool(holdout), int(seed))
+    rows = single_query_rows(train, test, split, vali_fraction, bool(holdout), int(seed), train_size)
     ys = y[rows]
     meta = {"dataset": name, "topic": TOPICS[name], "orientation": orientation, "split": split,
             "fold": 1, "vali_fraction": vali_fraction, "holdout": holdout,
-            "vali_in_train": split != "test" and not holdout,
+            "vali_in_train": split != "test" and not holdout, "train_size": train_size,
             "positive_rate": float(ys.mean()) if ys.size else 0.0}
     return one_query_data(X[rows], ys, name, synthetic=False, meta=meta, source=source)

@@ -32,7 +32,8 @@ RCV1_N_FEATURES = 47_236
 RCV1_LIKE_DEFAULTS: dict[str, Any] = {"n": RCV1_N_BIG, "n_test": RCV1_N_SMALL,
                                       "d": RCV1_N_FEATURES, "nnz_per_row": 75,
                                       "positive_rate": 0.47, "noise": 0.3, "seed": 0,
-                                      "vali_fraction": 0.05, "holdout": False}
+                                      "vali_fraction": 0.05, "holdout": False,
+                                      "train_size": None}
 
 
 def _check_positive_int(name: str, value: Any, minimum: int = 1) -> int:
@@ -231,22 +232,33 @@ def vali_rows(n_train: int, fraction: float, seed: int) -> np.ndarray:
 
 
 def single_query_rows(train: range, test: range, split: str, vali_fraction: float,
-                      holdout: bool, seed: int) -> slice | np.ndarray:
+                      holdout: bool, seed: int, train_size: int | None = None) -> slice | np.ndarray:
     """Rows of ``split`` in a one-query data set whose training and test parts are row ranges.
 
     vali is a seeded ``vali_fraction`` sample of the training rows; train keeps it
-    unless ``holdout``.  Contiguous parts come back as slices (cheap CSR row blocks).
+    unless ``holdout``.  ``train_size`` keeps a seeded sample of that many training rows
+    (time-versus-n curves).  Contiguous parts come back as slices (cheap CSR row blocks).
     """
     if split == "test":
         return slice(test.start, test.stop)
     vali = train.start + vali_rows(len(train), vali_fraction, seed)
     if split == "vali":
         return vali
-    if not holdout:
-        return slice(train.start, train.stop)
-    keep = np.ones(len(train), dtype=bool)
-    keep[vali - train.start] = False
-    return train.start + np.flatnonzero(keep)
+    if holdout:
+        keep = np.ones(len(train), dtype=bool)
+        keep[vali - train.start] = False
+        rows: slice | np.ndarray = train.start + np.flatnonzero(keep)
+        available = rows.shape[0]
+    else:
+        rows = slice(train.start, train.stop)
+        available = len(train)
+    if train_size is None:
+        return rows
+    if isinstance(train_size, bool) or int(train_size) != train_size or not 1 <= train_size <= available:
+        raise ValueError(f"train_size must be an integer in 1..{available}, got {train_size!r}")
+    pick = np.sort(np.random.default_rng([seed, 0x517E]).choice(available, size=int(train_size),
+                                                                  replace=False))
+    return (train.start + pick) if isinstance(rows, slice) else rows[pick]
 
 
 @lru_cache(maxsize=4)
@@ -295,7 +307,7 @@ def load_synthetic_split(fold: int, split: str, variant: str | None = None, **pa
         gen = {k: full[k] for k in ("d", "nnz_per_row", "positive_rate", "seed", "noise")}
         data = _rcv1_like_cached(_freeze({**gen, "n": n + n_test}))
         rows = single_query_rows(range(n), range(n, n + n_test), split, full["vali_fraction"],
-                                 bool(full["holdout"]), fold)
+                                 bool(full["holdout"]), fold, full["train_size"])
         return one_query_data(data.X[rows], data.y[rows], data.name, synthetic=True,
                               meta={"split": split, "fold": fold, "variant": "rcv1_like",
                                     "params": full,
@@ -331,7 +343,7 @@ def stand_in_split(spec: DatasetSpec, fold: int, split: str, variant: str | None
         from rankbench.data.rcv1 import rcv1_part_rows
 
         opts = {"vali_fraction": 0.05, "holdout": False, "seed": 0, "download": False,
-                "data_home": None}
+                "data_home": None, "train_size": None}
         unknown = set(params) - set(opts)
         if unknown:
             raise TypeError(f"unknown RCV1 parameters {sorted(unknown)}; known: {sorted(opts)}")
@@ -342,7 +354,7 @@ def stand_in_split(spec: DatasetSpec, fold: int, split: str, variant: str | None
             "positive_rate": 0.47 if spec.name == "rcv1_ccat" else 0.002}))
         train, test = rcv1_part_rows(variant or "papers", small + big, small)
         rows = single_query_rows(train, test, split, opts["vali_fraction"], bool(opts["holdout"]),
-                                 int(opts["seed"]))
+                                 int(opts["seed"]), opts["train_size"])
         return one_query_data(data.X[rows], data.y[rows], name, synthetic=True,
                               meta={"split": split, "fold": fold, "variant": variant,
                                     "stand_in_for": spec.name,
