@@ -86,6 +86,18 @@ def test_qid_none_is_one_auc_problem():
     assert mean_query_metric(s, y, np.array([0, 300]), "auc") > 0.9
 
 
+def test_sparse_input_gives_the_dense_model():
+    import scipy.sparse as sp
+
+    X, y, qid = make_queries(10, n_queries=15)
+    X[np.abs(X) < 0.7] = 0.0
+    dense = LambdaMART(metric="mauc", n_estimators=8, **TREES).fit(X, y, qid)
+    sparse = LambdaMART(metric="mauc", n_estimators=8, **TREES).fit(sp.csr_matrix(X), y, qid)
+    np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X))
+    with pytest.raises(ValueError, match="NaN"):
+        dense.decision_function(np.where(X == 0, np.nan, X))
+
+
 def test_registry_builds_all_gbdt_solvers():
     X, y, qid = make_queries(6, n_queries=15)
     for name in ("lambdamart_auc", "lambdamart_mauc", "lambdamart_ndcg", "lgbm_lambdarank",
