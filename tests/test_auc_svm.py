@@ -80,6 +80,10 @@ def test_queries_are_pooled_and_combination_weights():
     np.testing.assert_allclose(p.coef_, share @ np.array([e.coef_ for e in a.estimators_]))
     binary = AUCSVM(C=1.0, solver="prsvm_plus", loss="squared_hinge").fit(X, (y > 0).astype(int))
     assert len(binary.estimators_) == 1
+    # binary=True on graded labels is the same relevant-vs-rest classifier
+    graded = AUCSVM(C=1.0, solver="prsvm_plus", loss="squared_hinge", binary=True).fit(X, y)
+    np.testing.assert_allclose(graded.coef_, binary.coef_)
+    assert not np.allclose(a.coef_, binary.coef_)
 
 
 def test_registry_and_bad_parameters():

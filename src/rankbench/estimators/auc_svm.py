@@ -17,8 +17,10 @@ document score combines them; the paper's formula was lost in extraction (it inv
 number of classes K and the per-class classifiers f_c).  We use ``combine="level"``:
 ``score(x) = sum_c c * f_c(x)`` (an expected-relevance style score: higher classes count
 more); ``"prevalence"`` weights by the training share of class c among relevant documents,
-``"uniform"`` sums.  With binary labels (one class) all three are f_1.  C is chosen on
-validation by the caller (one C for all classes, as the paper's single search).
+``"uniform"`` sums.  With binary labels (one class) all three are f_1.  ``binary=True``
+trains the single relevant (label > 0) vs irrelevant classifier on graded labels (the
+binary task on a graded data set, e.g. OHSUMED).  C is chosen on validation by the caller
+(one C for all classes, as the paper's single search).
 """
 
 from __future__ import annotations
@@ -47,8 +49,10 @@ class AUCSVM(BaseEstimator):
     """
 
     def __init__(self, C: float = 1.0, combine: str = "level", solver: str = "cutting_plane",
-                 loss: str = "hinge", tol: float | None = None, max_iter: int | None = None):
+                 loss: str = "hinge", tol: float | None = None, max_iter: int | None = None,
+                 binary: bool = False):
         self.C = C
+        self.binary = binary
         self.combine = combine
         self.solver = solver
         self.loss = loss
@@ -63,12 +67,16 @@ class AUCSVM(BaseEstimator):
             raise ValueError(f"C must be a positive finite number, got {self.C!r}")
         if self.combine not in COMBINE:
             raise ValueError(f"combine must be one of {COMBINE}, got {self.combine!r}")
+        if not isinstance(self.binary, bool | np.bool_):
+            raise ValueError(f"binary must be True or False, got {self.binary!r}")
         data = RankingData.from_arrays(X, y, None)  # pooled: SVM-perf ignores queries
+        if np.any(data.y < 0):
+            raise ValueError(f"labels must be >= 0, found {int(data.y.min())}")
+        if self.binary:
+            data = RankingData.from_arrays(data.X, (data.y > 0).astype(np.int64), None)
         classes = np.unique(data.y[data.y > 0])
         if classes.size == 0:
             raise ValueError("AUCSVM needs at least one document with a label > 0")
-        if np.any(data.y < 0):
-            raise ValueError(f"labels must be >= 0, found {int(data.y.min())}")
         n = data.n_docs
         counts = np.array([np.sum(data.y == c) for c in classes], dtype=np.float64)
         if np.any(counts == n):
