@@ -85,6 +85,7 @@ class PairOracle:
         self.margin, self.weight = rescaling_matrices(self.levels.levels, rescaling, delta)
         # X^T as a CSC view of the CSR data (no copy); built once, not at every product
         self._XT = self.X.T
+        self._X2 = None  # X squared elementwise, made on the first hess_diag call
         self.n_fun = 0
         self.n_hess = 0
         self._gz: np.ndarray | None = None
@@ -157,16 +158,12 @@ class PairOracle:
         X = self.X
         sizes = np.diff(self.query_ptr)
         q_of = np.repeat(np.arange(sizes.shape[0]), sizes)
-        if sp.issparse(X):
-            sq = np.asarray(X.multiply(X).T @ Dz).ravel()
-            S = sp.csr_matrix((Dz, (q_of, np.arange(self.n_docs))), shape=(sizes.shape[0], self.n_docs))
-            M = S @ X  # per-query curvature-weighted feature sums
-            M = M.multiply(M).tocsr()
-        else:
-            sq = (X * X).T @ Dz
-            M = np.zeros((sizes.shape[0], X.shape[1]))
-            np.add.at(M, q_of, Dz[:, None] * X)
-            M = M * M
+        if self._X2 is None:
+            self._X2 = X.multiply(X).tocsr() if sp.issparse(X) else X * X
+        sq = np.asarray(self._X2.T @ Dz).ravel()
+        S = sp.csr_matrix((Dz, (q_of, np.arange(self.n_docs))), shape=(sizes.shape[0], self.n_docs))
+        M = S @ X  # per-query curvature-weighted feature sums
+        M = M.multiply(M).tocsr() if sp.issparse(M) else M * M
         tot = np.bincount(q_of, weights=Dz, minlength=sizes.shape[0])
         inv = np.divide(1.0, tot, out=np.zeros_like(tot), where=tot > 0)
         cross = np.asarray(M.T @ inv).ravel()
@@ -187,7 +184,7 @@ class PairOracle:
         total = 0
         for obj in (self.__dict__, self.levels.__dict__):
             for key, val in obj.items():
-                if isinstance(val, np.ndarray) and key not in ("X", "y", "_XT"):
+                if isinstance(val, np.ndarray) and key not in ("X", "y", "_XT", "_X2"):
                     total += val.nbytes
         return total
 

@@ -2,7 +2,9 @@
 
 The trust-region subproblem is solved by Steihaug's truncated CG (LIBLINEAR's trcg,
 CG tolerance 0.1 ||g||); the radius update uses LIBLINEAR's constants.  Stopping rule:
-||grad f(w)|| <= eps ||grad f(w0)||.
+||grad f(w)|| <= eps ||grad f(w0)||.  With ``precondition`` the CG is Jacobi-preconditioned
+and the trust region measured in the M-norm, as LIBLINEAR's trpcg (Hsia, Chiang & Lin 2018),
+with M = (1 - a) I + a diag(H), a = ``precond_mix``.
 """
 
 from __future__ import annotations
@@ -16,26 +18,29 @@ SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
 
 
 def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
-                max_iter: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Approximately minimize g.s + s.Hs/2 within ||s|| <= delta; returns (s, residual r = -g - Hs, iterations)."""
+                max_iter: int, M: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """Approximately minimize g.s + s.Hs/2 within ||s||_M <= delta (M diagonal, None = I) by
+    (preconditioned) CG; stops when sqrt(z.r) <= cg_tol; returns (s, r = -g - Hs, iterations)."""
+    Mv = np.ones_like(g) if M is None else M
     s = np.zeros_like(g)
     r = -g.copy()
-    d = r.copy()
-    rTr = float(r @ r)
+    z = r / Mv
+    d = z.copy()
+    zTr = float(z @ r)
     it = 0
     while it < max_iter:
-        if np.sqrt(rTr) <= cg_tol:
+        if np.sqrt(zTr) <= cg_tol:
             break
         it += 1
         Hd = hess_vec(d)
         dHd = float(d @ Hd)
         if not np.isfinite(dHd) or dHd <= 0.0:
             break
-        alpha = rTr / dHd
+        alpha = zTr / dHd
         s += alpha * d
-        if np.linalg.norm(s) > delta:
+        if np.sqrt(float(s @ (Mv * s))) > delta:
             s -= alpha * d
-            std, sts, dtd = float(s @ d), float(s @ s), float(d @ d)
+            std, sts, dtd = float(s @ (Mv * d)), float(s @ (Mv * s)), float(d @ (Mv * d))
             dsq = delta * delta
             rad = np.sqrt(max(std * std + dtd * (dsq - sts), 0.0))
             alpha = (dsq - sts) / (std + rad) if std >= 0 else (rad - std) / dtd
@@ -43,23 +48,34 @@ def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
             r -= alpha * Hd
             break
         r -= alpha * Hd
-        rnew = float(r @ r)
-        d = r + (rnew / rTr) * d
-        rTr = rnew
+        z = r / Mv
+        znew = float(z @ r)
+        d = z + (znew / zTr) * d
+        zTr = znew
     return s, r, it
 
 
 def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 1000,
-         max_cg_iter: int = 2000, cg_rtol: float = 0.1, keep_coef: bool = False,
-         verbose: bool = False, callback=None) -> OptimResult:
+         max_cg_iter: int = 2000, cg_rtol: float = 0.1, precondition: bool = True,
+         precond_mix: float = 0.01, keep_coef: bool = False, verbose: bool = False,
+         callback=None) -> OptimResult:
     """Minimize oracle.fun by trust-region Newton; stop when ||g|| <= tol * ||g0||."""
+    use_m = precondition and hasattr(oracle, "hess_diag")
+
+    def precond():
+        return (1.0 - precond_mix) + precond_mix * oracle.hess_diag() if use_m else None
+
+    def mnorm_inv(v, M):
+        return float(np.sqrt(v @ (v / M))) if M is not None else float(np.linalg.norm(v))
+
     d = oracle.n_features
     w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64)
     hist = History(keep_coef=keep_coef, verbose=verbose, name="tron")
     f = oracle.fun(w)
     g = oracle.grad(w)
     gnorm0 = gnorm = float(np.linalg.norm(g))
-    delta = gnorm
+    M = precond()
+    delta = mnorm_inv(g, M)
     n_cg = 0
     hist.record(0, f, gnorm, 0, w)
     it = 1
@@ -67,14 +83,14 @@ def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int 
     if converged:
         message = "initial point optimal"
     while it <= max_iter and not converged:
-        s, r, k = steihaug_cg(oracle.hess_vec, g, delta, cg_rtol * gnorm, max_cg_iter)
+        s, r, k = steihaug_cg(oracle.hess_vec, g, delta, cg_rtol * mnorm_inv(g, M), max_cg_iter, M)
         n_cg += k
         w_new = w + s
         gs = float(g @ s)
         prered = -0.5 * (gs - float(s @ r))
         f_new = oracle.fun(w_new)
         actred = f - f_new
-        snorm = float(np.linalg.norm(s))
+        snorm = float(np.sqrt(s @ (M * s))) if M is not None else float(np.linalg.norm(s))
         if it == 1:
             delta = min(delta, snorm)
         if not np.isfinite(f_new):
@@ -95,6 +111,7 @@ def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int 
             w, f = w_new, f_new
             g = oracle.grad(w)
             gnorm = float(np.linalg.norm(g))
+            M = precond()
             hist.record(it, f, gnorm, n_cg, w, delta=delta)
             if callback is not None:
                 callback(w)
