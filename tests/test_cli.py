@@ -53,21 +53,37 @@ def sweep(tmp_path):
     return args, store
 
 
-def test_preflight_refuses_a_bad_sweep_before_any_run(tmp_path, sweep):
+def run_in_process(args: list[str], monkeypatch) -> int:
+    """``rankbench ARGS`` in this process (Hydra included); the exit code."""
+    from rankbench.__main__ import main
+
+    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.setattr(sys, "argv", ["rankbench"])
+    try:
+        return main(args) or 0
+    except SystemExit as exc:
+        return int(exc.code or 0)
+
+
+def test_preflight_refuses_a_bad_sweep_before_any_run(tmp_path, sweep, monkeypatch, capsys):
     args, store = sweep
     args = [a for a in args if not a.startswith("solver.log10_alpha")] + ["solver.alpha=1,-1,2"]
-    res = rankbench(args, tmp_path)
-    assert res.returncode == 2
-    assert "solver.alpha must be a positive finite number, got -1" in res.stderr
-    assert "3 sweep jobs checked" in res.stderr
+    monkeypatch.chdir(tmp_path)
+    assert run_in_process(args, monkeypatch) == 2
+    err = capsys.readouterr().err
+    assert "solver.alpha must be a positive finite number, got -1" in err
+    assert "3 sweep jobs checked" in err
     assert not store.exists()  # not one run started
 
 
-def test_single_run_config_error_exits_2(tmp_path):
-    res = rankbench([*toy_conf(tmp_path / "conf"), "protocol.selection_metric=vali.bogus"], tmp_path)
-    assert res.returncode == 2
-    assert "protocol.selection_metric 'vali.bogus'" in res.stderr
-    assert "Traceback" not in res.stderr
+def test_single_run_config_error_exits_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code = run_in_process([*toy_conf(tmp_path / "conf"), "protocol.selection_metric=vali.bogus"],
+                          monkeypatch)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "protocol.selection_metric 'vali.bogus'" in err
+    assert "Traceback" not in err
 
 
 def test_sweep_killed_halfway_resumes_with_every_record_once(tmp_path, sweep):

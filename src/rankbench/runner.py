@@ -454,8 +454,9 @@ def run_many(
     if progress and todo:
         from tqdm.auto import tqdm
 
+        # disable=None: a bar on a terminal, silence in logs (CI, Slurm output files)
         bar = tqdm(total=len(todo), desc="runs", unit="run", file=sys.stderr, dynamic_ncols=True,
-                   initial=0, postfix={"stored": len(done)})
+                   disable=None, postfix={"already stored": len(done)})
     try:
         if n_jobs == 1 or len(todo) <= 1:
             for rid, s in todo:
