@@ -52,7 +52,7 @@ def swapped(s, a, b):
     return t
 
 
-def bf_delta(metric, s, y, a, b, k=10, mauc_delta="exact"):
+def bf_delta(metric, s, y, a, b, k=10, mauc_delta="exact", ndcg_delta="lightgbm"):
     """|Z(after swapping a, b) - Z(before)| by recomputation."""
     t = swapped(s, a, b)
     if metric == "auc":
@@ -71,6 +71,8 @@ def bf_delta(metric, s, y, a, b, k=10, mauc_delta="exact"):
             if c > 0 and bf_auc(s, pos) is not None:
                 out += sum(pos) / rel * abs(bf_auc(t, pos) - bf_auc(s, pos))
         return out
+    if ndcg_delta == "exact":  # the change of NDCG@k itself
+        return abs(bf_dcg(t, y, k) - bf_dcg(s, y, k)) / bf_idcg(y, k)
     # LightGBM's Delta NDCG: change of the full-list DCG over the ideal DCG@k
     return abs(bf_dcg(t, y) - bf_dcg(s, y)) / bf_idcg(y, k)
 
@@ -81,9 +83,10 @@ def random_query(rng, n, levels):
     return s, y
 
 
-@pytest.mark.parametrize("metric", ["auc", "mauc", "ndcg"])
+@pytest.mark.parametrize("metric", ["auc", "mauc", "ndcg", "ndcg_exact"])
 @pytest.mark.parametrize("levels", [2, 3, 5])
 def test_delta_matrix_matches_brute_force_swaps(metric, levels):
+    metric, ndcg_delta = ("ndcg", "exact") if metric == "ndcg_exact" else (metric, "lightgbm")
     rng = np.random.default_rng(100 + levels)
     checked = 0
     for _ in range(25):
@@ -92,7 +95,7 @@ def test_delta_matrix_matches_brute_force_swaps(metric, levels):
         if len(set(y)) < 2:
             continue
         k = int(rng.integers(1, 8))
-        D = delta_matrix(s, y, metric, k=k)
+        D = delta_matrix(s, y, metric, k=k, ndcg_delta=ndcg_delta)
         pos = np.empty(n, int)
         pos[np.argsort(-s, kind="stable")] = np.arange(n)
         for a in range(n):
@@ -105,7 +108,7 @@ def test_delta_matrix_matches_brute_force_swaps(metric, levels):
                 if metric == "ndcg" and min(pos[a], pos[b]) >= k:
                     assert D[a, b] == 0.0  # truncated: neither in the top k
                     continue
-                ref = bf_delta(metric, list(s), list(y), a, b, k=k)
+                ref = bf_delta(metric, list(s), list(y), a, b, k=k, ndcg_delta=ndcg_delta)
                 assert D[a, b] == pytest.approx(ref, rel=1e-12, abs=1e-14)
                 checked += 1
     assert checked > 100
@@ -125,6 +128,19 @@ def test_mauc_sum_abs_reading_matches_per_class_brute_force():
                     assert D[a, b] == pytest.approx(ref, rel=1e-12, abs=1e-14)
 
 
+def test_ndcg_deltas_differ_only_across_the_cut():
+    s = np.arange(8.0)[::-1]
+    y = np.array([0, 2, 0, 1, 0, 0, 2, 0])
+    lgb = delta_matrix(s, y, "ndcg", k=3)
+    ex = delta_matrix(s, y, "ndcg", k=3, ndcg_delta="exact")
+    idcg = 3 / 1 + 3 / np.log2(3) + 1 / np.log2(4)
+    # both in the top 3: same value; (pos 1, pos 6) crosses the cut: exact keeps D(1) only
+    assert ex[1, 0] == lgb[1, 0] == pytest.approx(3 * (1 - 1 / np.log2(3)) / idcg)
+    assert ex[1, 7] == pytest.approx(3 / np.log2(3) / idcg)
+    assert lgb[1, 7] == pytest.approx(3 * (1 / np.log2(3) - 1 / np.log2(9)) / idcg)
+    assert ex[6, 0] == pytest.approx(3 / idcg) and ex[3, 4] == 0.0
+
+
 def test_theorem_4_1_hand_example():
     # ranking by score: + - - + -  (P=2, N=3); swap ranks 0 and 2 (a positive and a negative)
     s = np.array([5.0, 4.0, 3.0, 2.0, 1.0])
@@ -140,7 +156,7 @@ def test_theorem_4_1_hand_example():
     assert D3[0, 2] == pytest.approx(2 / (3 * 4))  # (2, 0) pair: only AUC_2 moves
 
 
-def ref_lambdas(s, y, ptr, metric, k, sigma, norm):
+def ref_lambdas(s, y, ptr, metric, k, sigma, norm, ndcg_delta="lightgbm"):
     """Plain-Python per-pair lambdas with brute-force deltas (LightGBM's lambdarank loop)."""
     g = np.zeros(len(s))
     h = np.zeros(len(s))
@@ -164,7 +180,7 @@ def ref_lambdas(s, y, ptr, metric, k, sigma, norm):
                 if yq[u] == yq[v]:
                     continue
                 hi, lo = (u, v) if yq[u] > yq[v] else (v, u)
-                dz = bf_delta(metric, rank_score, yq, hi, lo, k=k)
+                dz = bf_delta(metric, rank_score, yq, hi, lo, k=k, ndcg_delta=ndcg_delta)
                 if dz == 0.0:
                     continue
                 ds = sq[hi] - sq[lo]
@@ -185,10 +201,11 @@ def ref_lambdas(s, y, ptr, metric, k, sigma, norm):
     return g, h
 
 
-@pytest.mark.parametrize("metric", ["auc", "mauc", "ndcg"])
+@pytest.mark.parametrize("metric", ["auc", "mauc", "ndcg", "ndcg_exact"])
 @pytest.mark.parametrize("norm", [False, True])
 @pytest.mark.parametrize("sigma", [1.0, 2.5])
 def test_gradients_match_per_pair_reference(metric, norm, sigma):
+    metric, ndcg_delta = ("ndcg", "exact") if metric == "ndcg_exact" else (metric, "lightgbm")
     rng = np.random.default_rng(11)
     sizes = [1, 2, 7, 12, 5, 9, 4]
     ptr = np.concatenate(([0], np.cumsum(sizes)))
@@ -197,8 +214,8 @@ def test_gradients_match_per_pair_reference(metric, norm, sigma):
     s = rng.normal(size=ptr[-1])
     s[ptr[5]:ptr[6]] = 0.3  # all scores tied within one query
     s[ptr[2] + 1] = s[ptr[2] + 3]  # a tie inside another
-    g, h = lambda_gradients(s, y, ptr, metric, k=4, sigma=sigma, norm=norm)
-    rg, rh = ref_lambdas(s, y, ptr, metric, 4, sigma, norm)
+    g, h = lambda_gradients(s, y, ptr, metric, k=4, sigma=sigma, norm=norm, ndcg_delta=ndcg_delta)
+    rg, rh = ref_lambdas(s, y, ptr, metric, 4, sigma, norm, ndcg_delta)
     np.testing.assert_allclose(g, rg, rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(h, rh, rtol=1e-10, atol=1e-13)
     assert np.all(g[ptr[3]:ptr[4]] == 0) and np.all(h[ptr[3]:ptr[4]] == 0)
@@ -230,6 +247,8 @@ def test_bad_inputs_raise_clear_errors():
         lambda_gradients(s, y, ptr, "auc", sigma=0.0)
     with pytest.raises(ValueError, match="mauc_delta"):
         lambda_gradients(s, y, ptr, "mauc", mauc_delta="abs")
+    with pytest.raises(ValueError, match="ndcg_delta"):
+        lambda_gradients(s, y, ptr, "ndcg", ndcg_delta="truncated")
     with pytest.raises(ValueError, match="query_ptr"):
         lambda_gradients(s, y, np.array([0, 2]), "auc")
     with pytest.raises(ValueError, match="NaN"):

@@ -127,6 +127,7 @@ def test_xgboost_early_stopping_uses_best_iteration():
     ({"n_estimators": 2.5, "ndcg_at": 3}, "n_estimators"),
     ({"sigma": -1.0}, "sigma"),
     ({"mauc_delta": "signed"}, "mauc_delta"),
+    ({"ndcg_delta": "cut"}, "ndcg_delta"),
     ({"early_stopping_rounds": 3}, "eval_set"),
 ])
 def test_bad_parameters_raise_value_error(kwargs, match):

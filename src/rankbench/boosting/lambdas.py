@@ -11,12 +11,13 @@ at 0-based positions ``r_h, r_l`` in that ranking, with ``ds = s_h - s_l``::
 ``|Delta Z_hl|`` is the change of the target metric of the query when ``h`` and ``l``
 swap positions (all other documents stay put):
 
-``ndcg`` (LightGBM's ``lambdarank`` convention, so our hook reproduces its gradients):
-    ``(g[y_h] - g[y_l]) * |D(r_h) - D(r_l)| / maxDCG@k`` with ``g[y] = 2^y - 1``,
-    ``D(r) = 1 / log2(2 + r)`` (untruncated) and the ideal DCG taken at ``k``; only pairs
-    whose better-ranked member sits in the top ``k`` are used (LightGBM's
-    ``lambdarank_truncation_level``).  This is exactly the change of the full-list DCG,
-    divided by the ideal DCG@k.
+``ndcg``: ``(g[y_h] - g[y_l]) * |D(r_h) - D(r_l)| / maxDCG@k`` with ``g[y] = 2^y - 1``
+    and the ideal DCG taken at ``k``; only pairs whose better-ranked member sits in the top
+    ``k`` are used.  ``ndcg_delta="lightgbm"`` (default): ``D(r) = 1 / log2(2 + r)`` for
+    every position, LightGBM's ``lambdarank`` exactly (``lambdarank_truncation_level = k``),
+    i.e. the change of the full-list DCG over the ideal DCG@k; our hook reproduces its
+    gradients.  ``ndcg_delta="exact"``: ``D(r) = 0`` for ``r >= k``, the true change of
+    NDCG@k (a pair with one member below the cut only gets the upper member's discount).
 ``auc`` (binary: relevant = label > 0; P relevant, N irrelevant documents in the query):
     ``|r_h - r_l| / (P N)`` when exactly one of the two is relevant, else 0 (Welleck
     Thm 4.1: a swap across the class boundary changes the number of correctly ordered
@@ -54,6 +55,7 @@ from numba import njit, prange
 
 METRICS = ("ndcg", "auc", "mauc")
 MAUC_DELTAS = ("exact", "sum_abs")
+NDCG_DELTAS = ("lightgbm", "exact")
 
 NDCG, AUC, MAUC = 0, 1, 2
 # LightGBM adds the float literal 0.01f to |ds| when normalising.
@@ -121,22 +123,27 @@ def query_delta_terms(y, metric, k):
 
 
 @njit(cache=True)
-def pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, mauc_exact):
-    """|Delta Z| of swapping the documents at positions rh, rl (labels yh > yl); O(1)."""
+def pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, k, exact):
+    """|Delta Z| of swapping the documents at positions rh, rl (labels yh > yl); O(1).
+
+    ``exact``: ndcg with discounts cut at k (else LightGBM's), mauc exact (else sum_abs).
+    """
     dist = float(abs(rh - rl))
     if metric == NDCG:
-        return (t[yh] - t[yl]) * abs(_discount(rh) - _discount(rl)) * inv_max_dcg
+        dh = _discount(rh) if (rh < k or not exact) else 0.0
+        dl = _discount(rl) if (rl < k or not exact) else 0.0
+        return (t[yh] - t[yl]) * abs(dh - dl) * inv_max_dcg
     if metric == AUC:
         if (yh > 0) != (yl > 0):
             return dist * inv_pn
         return 0.0
-    if mauc_exact:
+    if exact:
         return dist * abs(t[yh] - t[yl])
     return dist * (t[yh] + t[yl])
 
 
 @njit(cache=True)
-def query_lambdas(s, y, metric, k, sigma, norm, mauc_exact, grad, hess):
+def query_lambdas(s, y, metric, k, sigma, norm, exact, grad, hess):
     """Lambda-gradients and Hessian weights of one query into grad, hess; O(n log n + n min(n,k))."""
     n = s.shape[0]
     for i in range(n):
@@ -161,7 +168,7 @@ def query_lambdas(s, y, metric, k, sigma, norm, mauc_exact, grad, hess):
                 h, l, rh, rl = a, b, i, j
             else:
                 h, l, rh, rl = b, a, j, i
-            dz = pair_delta(metric, rh, rl, y[h], y[l], inv_max_dcg, inv_pn, t, mauc_exact)
+            dz = pair_delta(metric, rh, rl, y[h], y[l], inv_max_dcg, inv_pn, t, k, exact)
             if dz == 0.0:
                 continue
             ds = s[h] - s[l]
@@ -183,12 +190,12 @@ def query_lambdas(s, y, metric, k, sigma, norm, mauc_exact, grad, hess):
 
 
 @njit(cache=True, parallel=True)
-def _lambda_gradients(s, y, query_ptr, metric, k, sigma, norm, mauc_exact, grad, hess):
+def _lambda_gradients(s, y, query_ptr, metric, k, sigma, norm, exact, grad, hess):
     nq = query_ptr.shape[0] - 1
     for q in prange(nq):
         a = query_ptr[q]
         b = query_ptr[q + 1]
-        query_lambdas(s[a:b], y[a:b], metric, k, sigma, norm, mauc_exact, grad[a:b], hess[a:b])
+        query_lambdas(s[a:b], y[a:b], metric, k, sigma, norm, exact, grad[a:b], hess[a:b])
 
 
 def lambda_gradients(
@@ -200,6 +207,7 @@ def lambda_gradients(
     sigma: float = 1.0,
     norm: bool = True,
     mauc_delta: str = "exact",
+    ndcg_delta: str = "lightgbm",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-document lambda-gradients and Hessian weights (see module doc); O(sum_q n_q min(n_q, k)).
 
@@ -208,8 +216,7 @@ def lambda_gradients(
     depend on the thread count.
     """
     code = metric_code(metric)
-    if mauc_delta not in MAUC_DELTAS:
-        raise ValueError(f"mauc_delta must be one of {MAUC_DELTAS}, got {mauc_delta!r}")
+    exact = _exact_flag(code, mauc_delta, ndcg_delta)
     if not (sigma > 0 and math.isfinite(sigma)):
         raise ValueError(f"sigma must be a positive finite number, got {sigma!r}")
     if int(k) < 1:
@@ -229,19 +236,27 @@ def lambda_gradients(
         raise ValueError(f"labels above 30 are not supported (gain 2^y - 1), found {int(yy.max())}")
     grad = np.zeros_like(s)
     hess = np.zeros_like(s)
-    _lambda_gradients(s, yy, ptr, code, int(k), float(sigma), bool(norm),
-                      mauc_delta == "exact", grad, hess)
+    _lambda_gradients(s, yy, ptr, code, int(k), float(sigma), bool(norm), exact, grad, hess)
     return grad, hess
 
 
+def _exact_flag(code: int, mauc_delta: str, ndcg_delta: str) -> bool:
+    if mauc_delta not in MAUC_DELTAS:
+        raise ValueError(f"mauc_delta must be one of {MAUC_DELTAS}, got {mauc_delta!r}")
+    if ndcg_delta not in NDCG_DELTAS:
+        raise ValueError(f"ndcg_delta must be one of {NDCG_DELTAS}, got {ndcg_delta!r}")
+    return ndcg_delta == "exact" if code == NDCG else mauc_delta == "exact"
+
+
 def delta_matrix(scores: np.ndarray, y: np.ndarray, metric: str, k: int = 10,
-                 mauc_delta: str = "exact") -> np.ndarray:
+                 mauc_delta: str = "exact", ndcg_delta: str = "lightgbm") -> np.ndarray:
     """|Delta Z| for every document pair of ONE query as an n x n matrix (inspection, tests); O(n^2).
 
     Entry ``[a, b]`` is the metric change of swapping documents ``a`` and ``b`` in the
     ranking by ``scores``; 0 where labels are equal or the pair is truncated away (ndcg).
     """
     code = metric_code(metric)
+    exact = _exact_flag(code, mauc_delta, ndcg_delta)
     s = np.asarray(scores, dtype=np.float64)
     yy = np.asarray(y, dtype=np.int64)
     n = s.shape[0]
@@ -256,7 +271,6 @@ def delta_matrix(scores: np.ndarray, y: np.ndarray, metric: str, k: int = 10,
                 continue
             if code == NDCG and min(pos[a], pos[b]) >= k:
                 continue
-            d = pair_delta(code, pos[a], pos[b], yy[a], yy[b], inv_max_dcg, inv_pn, t,
-                           mauc_delta == "exact")
+            d = pair_delta(code, pos[a], pos[b], yy[a], yy[b], inv_max_dcg, inv_pn, t, int(k), exact)
             out[a, b] = out[b, a] = d
     return out

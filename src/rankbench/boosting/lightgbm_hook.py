@@ -18,11 +18,11 @@ class LambdaObjective:
     """
 
     def __init__(self, y: np.ndarray, query_ptr: np.ndarray, metric: str, k: int,
-                 sigma: float, norm: bool, mauc_delta: str):
+                 sigma: float, norm: bool, mauc_delta: str, ndcg_delta: str = "lightgbm"):
         self.y = np.ascontiguousarray(y, dtype=np.int64)
         self.query_ptr = np.ascontiguousarray(query_ptr, dtype=np.int64)
         self.metric, self.k, self.sigma = metric, int(k), float(sigma)
-        self.norm, self.mauc_delta = bool(norm), mauc_delta
+        self.norm, self.mauc_delta, self.ndcg_delta = bool(norm), mauc_delta, ndcg_delta
         self.seconds = 0.0
         self.calls = 0
 
@@ -35,7 +35,7 @@ class LambdaObjective:
         if preds.shape[0] != self.y.shape[0]:
             raise ValueError(f"LightGBM passed {preds.shape[0]} scores for {self.y.shape[0]} documents")
         grad, hess = lambda_gradients(preds, self.y, self.query_ptr, self.metric, self.k,
-                                      self.sigma, self.norm, self.mauc_delta)
+                                      self.sigma, self.norm, self.mauc_delta, self.ndcg_delta)
         self.seconds += time.perf_counter() - t0
         self.calls += 1
         return grad, hess

@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from rankbench.boosting.lambdas import MAUC_DELTAS, METRICS
+from rankbench.boosting.lambdas import MAUC_DELTAS, METRICS, NDCG_DELTAS
 from rankbench.data.ranking_data import RankingData
 from rankbench.estimators.registry import register_solver
 
@@ -178,7 +178,8 @@ class LambdaMART(_TreeParams):
     ``sigma`` is the RankNet scale, ``ndcg_at`` the NDCG truncation level (ndcg only; also
     the eval cutoff), ``norm`` LightGBM's ``lambdarank_norm`` (see
     ``rankbench.boosting.lambdas``), ``mauc_delta`` ``"exact"`` (true metric change) or
-    ``"sum_abs"``.  ``fit(X, y, qid=None, eval_set=(X, y, qid))``: ``qid=None`` makes all
+    ``"sum_abs"``, ``ndcg_delta`` ``"lightgbm"`` (LightGBM's lambdarank exactly) or
+    ``"exact"`` (true Delta NDCG@k).  ``fit(X, y, qid=None, eval_set=(X, y, qid))``: ``qid=None`` makes all
     documents one query (an AUC problem; O(n^2) pairs per round).  After fit:
     ``booster_``, ``history_`` (per round: ``round_s``, ``gradient_s``, ``vali.<metric>``),
     ``best_iteration_``, ``n_iter_``, ``fit_time_``, ``compile_time_``, ``gradient_time_``.
@@ -188,7 +189,7 @@ class LambdaMART(_TreeParams):
                  num_leaves: int = 31, min_data_in_leaf: int = 20, sigma: float = 1.0,
                  ndcg_at: int = 10, early_stopping_rounds: int | None = None,
                  random_state: int = 0, n_jobs: int = 1, norm: bool = True,
-                 mauc_delta: str = "exact", max_bin: int = 255):
+                 mauc_delta: str = "exact", max_bin: int = 255, ndcg_delta: str = "lightgbm"):
         self.metric = metric
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -201,6 +202,7 @@ class LambdaMART(_TreeParams):
         self.n_jobs = n_jobs
         self.norm = norm
         self.mauc_delta = mauc_delta
+        self.ndcg_delta = ndcg_delta
         self.max_bin = max_bin
 
     def _check_params(self) -> None:
@@ -208,6 +210,8 @@ class LambdaMART(_TreeParams):
             raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
         if self.mauc_delta not in MAUC_DELTAS:
             raise ValueError(f"mauc_delta must be one of {MAUC_DELTAS}, got {self.mauc_delta!r}")
+        if self.ndcg_delta not in NDCG_DELTAS:
+            raise ValueError(f"ndcg_delta must be one of {NDCG_DELTAS}, got {self.ndcg_delta!r}")
         _check_pos("sigma", self.sigma)
         if not isinstance(self.norm, bool | np.bool_):
             raise ValueError(f"norm must be True or False, got {self.norm!r}")
@@ -223,7 +227,7 @@ class LambdaMART(_TreeParams):
         self.compile_time_ = _compile_seconds()
         data = _ranking_data(X, y, qid, "fit")
         objective = LambdaObjective(data.y, data.query_ptr, self.metric, self.ndcg_at, self.sigma,
-                                    self.norm, self.mauc_delta)
+                                    self.norm, self.mauc_delta, self.ndcg_delta)
         threads = numba.get_num_threads()
         numba.set_num_threads(min(int(self.n_jobs), numba.config.NUMBA_NUM_THREADS))
         try:
