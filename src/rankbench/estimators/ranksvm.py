@@ -20,7 +20,8 @@ from threadpoolctl import threadpool_limits
 
 from rankbench.data.ranking_data import RankingData
 from rankbench.estimators.registry import register_solver
-from rankbench.objective import ORACLES, make_oracle, pairs_with_margin
+from rankbench.objective import LOSSES, ORACLES, make_oracle, pairs_with_margin
+from rankbench.objective.base import check_C
 from rankbench.optim.cutting_plane import cutting_plane
 from rankbench.optim.newton_cg import newton_cg
 from rankbench.optim.sgd_queries import sgd_queries
@@ -136,7 +137,8 @@ class RankSVM(BaseEstimator):
     """Linear RankSVM, f(w) = 1/2||w||^2 + C sum_{(i,j) in P} loss(w.x_i - w.x_j) (Chapelle eq. 1).
 
     ``solver``: see ``parse_solver``; ``loss``: squared_hinge (default), huber, hinge
-    (hinge needs ``cutting_plane`` or ``sgd_queries``); ``tol``: Newton decrement/objective
+    (hinge needs ``cutting_plane`` or ``sgd_queries``; the registry's cutting_plane names
+    default to the hinge); ``tol``: Newton decrement/objective
     (newton, default 1e-6 as the paper), relative gradient norm (tron, 1e-3), relative
     gap (cutting_plane, 1e-4); ``max_iter``: outer iterations (SGD: number of query steps,
     default 20 epochs).  ``rescaling``/``delta``: label-dependent margin or slack
@@ -170,11 +172,12 @@ class RankSVM(BaseEstimator):
 
     def _check_params(self) -> tuple[str, str]:
         opt, oracle = parse_solver(self.solver)
+        check_C(self.C)
+        if self.loss not in LOSSES:
+            raise ValueError(f"unknown loss {self.loss!r}; expected one of {', '.join(LOSSES)}")
         if self.loss == "hinge" and opt in ("newton", "tron"):
             raise ValueError(f"solver {self.solver!r} needs a twice differentiable loss; the hinge loss "
                              "is solved by 'cutting_plane' or 'sgd_queries'")
-        if opt == "cutting_plane" and self.loss != "hinge":
-            raise ValueError("the cutting_plane solver solves the hinge loss: set loss='hinge'")
         if self.tol is not None and not (np.isfinite(self.tol) and self.tol > 0):
             raise ValueError(f"tol must be > 0, got {self.tol}")
         if self.max_iter is not None and (int(self.max_iter) != self.max_iter or self.max_iter < 1):
@@ -269,7 +272,11 @@ def _factory(name: str):
     def make(params: dict) -> RankSVM:
         params = dict(params)
         params.pop("solver", None)
-        return RankSVM(solver=name, **params)
+        if name.startswith("cutting_plane"):
+            params.setdefault("loss", "hinge")  # the only loss the method solves
+        model = RankSVM(solver=name, **params)
+        model._check_params()  # a bad config fails when it is built, not after data loading
+        return model
 
     make.__doc__ = f"RankSVM with solver={name!r}."
     return make

@@ -1,6 +1,7 @@
 """Cutting-plane (bundle) method for the hinge-loss RankSVM (Joachims 2006; TreeRankSVM, Airola et al.).
 
-R(w) = C * sum_{(i,j) in P} max(0, 1 - w.(x_i - x_j)) is convex and piecewise linear;
+R(w) = C * sum_{(i,j) in P} max(0, 1 - w.(x_i - x_j)) is convex and piecewise linear
+(the squared hinge and Huber losses work too: R only needs to be convex and >= 0);
 each iteration asks the oracle for R(w_t) and a subgradient a_t (one sort plus the
 O(n log n) counting of Joachims' Alg. 2 / Lee & Lin supplement Alg. I), adds the plane
 R(w) >= a_t.w + b_t, and minimizes 1/2||w||^2 + max_t (a_t.w + b_t) exactly through its
@@ -42,9 +43,8 @@ def simplex_qp(G: np.ndarray, b: np.ndarray, lam: np.ndarray, tol: float = 1e-13
 
 def cutting_plane(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 1000,
                   keep_coef: bool = False, verbose: bool = False, callback=None) -> OptimResult:
-    """Minimize 1/2||w||^2 + C * hinge pairwise loss by cutting planes; oracle.loss must be 'hinge'."""
-    if oracle.loss != "hinge":
-        raise ValueError(f"cutting_plane solves the hinge loss; the oracle uses {oracle.loss!r}")
+    """Minimize 1/2||w||^2 + C * pairwise loss by cutting planes (any of the convex losses; the
+    papers use the hinge, where it is the method of choice because Newton does not apply)."""
     d = oracle.n_features
     w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64)
     hist = History(keep_coef=keep_coef, verbose=verbose, name="cutting_plane")
