@@ -281,6 +281,36 @@ def test_indexed_sampler_weights_queries_not_pairs():
     assert f(w_idx) > f(w_uni)
 
 
+@pytest.mark.parametrize("learner", ["pegasos", "sgd_squared_hinge"])
+def test_checkpoint_history_reports_the_objective_without_changing_the_run(learner):
+    from rankbench.metrics import mean_average_precision
+
+    X, y, qid = ranking_problem(seed=10)
+    Xe, ye, qe = ranking_problem(seed=11)
+    kw = dict(learner=learner, lam=0.01, n_iter=5000, random_state=3)
+    plain = SPDRanker(**kw).fit(X, y, qid)
+    tracked = SPDRanker(checkpoints=[10, 1000], **kw).fit(X, y, qid, eval_set=(Xe, ye, qe))
+    assert np.array_equal(plain.coef_, tracked.coef_)
+    hist = tracked.history_
+    assert [h["iteration"] for h in hist] == [10, 1000, 5000]
+    assert all(h1["elapsed"] >= h0["elapsed"] for h0, h1 in zip(hist, hist[1:], strict=False))
+    loss = "hinge" if learner == "pegasos" else "squared_hinge"
+    C = 1.0 / (0.01 * len(brute_pairs(y, qid)))
+    eq1 = brute_objective(tracked.coef_, X, y, qid, C, loss=loss)
+    assert hist[-1]["loss"] == loss
+    assert hist[-1]["C_equiv"] == pytest.approx(C)
+    assert hist[-1]["ranksvm_objective"] == pytest.approx(eq1, rel=1e-10)
+    # sofia-ml's scaling: lambda/2 |w|^2 + mean loss over P = lambda * eq. (1) at C.
+    assert hist[-1]["objective"] == pytest.approx(0.01 * eq1, rel=1e-10)
+    assert tracked.objective_ == hist[-1]["objective"]
+    assert hist[-1]["eval_map"] == pytest.approx(
+        mean_average_precision(ye, Xe @ tracked.coef_, qe), rel=1e-12)
+    assert 0.0 <= hist[0]["eval_ndcg@10"] <= 1.0
+    Ce = 1.0 / (0.01 * len(brute_pairs(ye, qe)))
+    assert hist[-1]["eval_objective"] == pytest.approx(
+        0.01 * brute_objective(tracked.coef_, Xe, ye, qe, Ce, loss=loss), rel=1e-10)
+
+
 # ---------------------------------------------------------------------------------------
 # Estimator surface.
 

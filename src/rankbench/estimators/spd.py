@@ -146,6 +146,11 @@ class SPDRanker(BaseEstimator):
             t1 = time.perf_counter()
             run_segment(Xk, index, state, end - state.n_steps, learner, lam, C, sampler)
             train_s += time.perf_counter() - t1
+            if not (np.isfinite(state.fstate).all() and np.isfinite(state.v).all()):
+                # ROMMA's |w| never shrinks and can grow without bound on noisy pairs.
+                raise FloatingPointError(
+                    f"SPD {learner} weights overflowed by step {state.n_steps}: the iterate is "
+                    "no longer finite; use fewer iterations (or another learner)")
             if checkpoints:
                 history.append(self._checkpoint_row(state, data, Xk, eval_data, objective_fn,
                                                     loss, lam, train_s))
@@ -169,8 +174,15 @@ class SPDRanker(BaseEstimator):
                "n_updates": state.n_updates, "n_rejected": state.n_rejected}
         if eval_data is not None:
             from rankbench.metrics import mean_average_precision, ndcg_at_k
+            from rankbench.objective import count_pairs
 
             scores = eval_data.X @ w
+            n_eval_pairs = count_pairs(eval_data.y, eval_data.query_ptr)
+            if n_eval_pairs:
+                # Sculley Fig. 2 (right): the same lambda-scaled objective on the eval pairs.
+                row["eval_objective"] = lam * float(objective_fn(
+                    w, prepare_X(eval_data.X), eval_data.y, eval_data.query_ptr,
+                    1.0 / (lam * n_eval_pairs), loss=loss))
             row["eval_map"] = float(mean_average_precision(eval_data.y, scores, eval_data.qid))
             row["eval_ndcg@10"] = float(ndcg_at_k(eval_data.y, scores, eval_data.qid, k=10))
         row["eval_seconds"] = time.perf_counter() - t
