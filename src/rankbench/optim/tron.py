@@ -10,6 +10,7 @@ with M = (1 - a) I + a diag(H), a = ``precond_mix``.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from rankbench.optim.history import History, OptimResult
 
@@ -56,10 +57,12 @@ def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
 
 
 def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 1000,
-         max_cg_iter: int = 2000, cg_rtol: float = 0.1, precondition: bool = True,
+         max_cg_iter: int = 2000, cg_rtol: float = 0.1, precondition: bool | str = "auto",
          precond_mix: float = 0.01, keep_coef: bool = False, verbose: bool = False,
          callback=None) -> OptimResult:
     """Minimize oracle.fun by trust-region Newton; stop when ||g|| <= tol * ||g0||."""
+    if precondition == "auto":  # as newton_cg: sparse (text) data only
+        precondition = sp.issparse(getattr(oracle, "X", None))
     use_m = precondition and hasattr(oracle, "hess_diag")
 
     def precond():
