@@ -179,3 +179,19 @@ def test_registry_factory_refuses_bad_parameters_at_build_time():
         make_solver("tron_tree", {"loss": "logistic"})
     with pytest.raises(TypeError):
         make_solver("prsvm", {"not_a_parameter": 1})
+
+
+def test_scaling_benchmark_rows_show_linear_memory_for_counting_and_tree():
+    from rankbench.bench.ranksvm import scaling_rows
+
+    rows = scaling_rows(quick=True, sizes=(400, 800))
+    by = {(r["n"], r["solver"]): r for r in rows}
+    for n in (400, 800):
+        assert by[(n, "prsvm")]["objective"] == pytest.approx(by[(n, "prsvm_plus")]["objective"], rel=1e-6)
+    # PRSVM keeps O(p) state (p quadruples when n doubles), the counting/tree oracles O(n)
+    ratio_pairs = by[(800, "prsvm")]["oracle_state_mb"] / by[(400, "prsvm")]["oracle_state_mb"]
+    ratio_tree = by[(800, "tron_tree")]["oracle_state_mb"] / by[(400, "tron_tree")]["oracle_state_mb"]
+    ratio_p = by[(800, "prsvm")]["n_pairs"] / by[(400, "prsvm")]["n_pairs"]
+    assert ratio_pairs == pytest.approx(ratio_p, rel=0.15)
+    assert ratio_tree == pytest.approx(2.0, rel=0.05)
+    assert by[(800, "prsvm_plus")]["oracle_state_mb"] == by[(800, "tron_tree")]["oracle_state_mb"]
