@@ -48,9 +48,11 @@ def ranksvm_time_table(ctx: RenderContext) -> Artefact:
                 "dataset": res.label, "method": solver_label(solver), "solver": solver,
                 "folds": f"{len(ok)}/{len(runs)}" if runs else "0",
                 "ndcg@10 ours": ndcg, "ndcg@10 paper": p_ndcg and p_ndcg["value"],
-                "ndcg@10 diff": None if ndcg is None or p_ndcg is None else ndcg - p_ndcg["value"],
+                "ndcg@10 diff": None if ndcg is None or p_ndcg is None or res.substitution
+                else ndcg - p_ndcg["value"],
                 "time ours (s, all folds)": wall, "time paper (s)": p_time and p_time["value"],
-                "time ratio ours/paper": ratio(wall, p_time and p_time["value"]), "note": note,
+                "time ratio ours/paper": None if res.substitution else ratio(wall, p_time and p_time["value"]),
+                "note": note,
             })
             if p_ndcg:
                 comps.append(comparison_row(aid, res.label, solver_label(solver), "test NDCG@10",
@@ -193,7 +195,7 @@ def auc_scaling_figure(ctx: RenderContext) -> Artefact:
         ax_t.plot(n, t, marker="o", label=solver_label(solver))
         ax_a.plot(n, a.astype(float), marker="o", label=solver_label(solver))
         if solver == "prsvm_plus":
-            anchor = (n[0], t[0])
+            anchor = (n[0], t[0], n[-1])
     limits = plan.experiment.solver_limits
     caps: dict[int, list[str]] = {}
     for solver, lim in limits.items():
@@ -206,7 +208,7 @@ def auc_scaling_figure(ctx: RenderContext) -> Artefact:
         ax_t.annotate(" cap: " + ", ".join(names), (n_max, 0.02), xycoords=("data", "axes fraction"),
                       fontsize=6, color="0.35", rotation=90, va="bottom")
     if anchor is not None:
-        xs = np.array([anchor[0], max(r["n"] for r in data_rows)], dtype=float)
+        xs = np.array([anchor[0], anchor[2]], dtype=float)  # over PRSVM+'s range only
         for power, style in ((1, "--"), (2, "-.")):
             ax_t.plot(xs, anchor[1] * (xs / xs[0]) ** power, color="0.6", linestyle=style,
                       linewidth=0.8, label=f"slope n^{power}")

@@ -79,6 +79,9 @@ def leaderboard_table(ctx: RenderContext) -> Artefact:
                 **{f"test {m}": (pub[m] or {}).get("value") for m in METRICS}})
         missing = [s for s in solvers if not chosen.get((ds, s)) and s not in pending]
         sections += [title, "", markdown_table(rows, cols), ""]
+        if any(pub.values()) and ds in ("mq2007", "mq2008"):
+            sections += ["The published LETOR 4.0 NDCG@9-10 are not comparable: LETOR 4.0's "
+                         "evaluation script scores queries with fewer than k documents as 0 there.", ""]
         if missing:
             sections += [f"Not run yet: {', '.join(missing)}.", ""]
         all_rows += rows

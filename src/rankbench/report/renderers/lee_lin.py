@@ -166,7 +166,8 @@ def dual_sparsity_table(ctx: RenderContext) -> Artefact:
             row.update({"zero dual % ours": pct, "source": src,
                         "n_iter": value(ok[0].record, "train.n_iter"),
                         "converged objective": value(ok[0].record, "train.objective"),
-                        "diff (points)": None if pct is None or p is None else pct - p["value"],
+                        "diff (points)": None if pct is None or p is None or res.substitution
+                        else pct - p["value"],
                         "note": "stand-in data" if res.substitution else "fold 1 training split"})
             if p:
                 comps.append(comparison_row(ctx.artefact.paper_artefact, res.label,

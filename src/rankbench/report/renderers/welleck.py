@@ -49,7 +49,8 @@ def selected_metric_table(ctx: RenderContext) -> Artefact:
                 rows.append({"dataset": res.label, "metric": metric, "method": solver_label(solver),
                              "solver": solver, "folds": len(c), "ours": ours,
                              "paper": p and p["value"],
-                             "diff": None if ours is None or p is None else ours - p["value"],
+                             "diff": None if ours is None or p is None or res.substitution
+                             else ours - p["value"],
                              "note": _note(plan, ds, solver, c)})
                 if p:
                     comps.append(comparison_row(ctx.artefact.paper_artefact, res.label,
@@ -99,7 +100,8 @@ def class_auc_table(ctx: RenderContext) -> Artefact:
                                  "metrics.class_auc per split (keys auc_class<c>) for this table.")
                 rows.append({"dataset": res.label, "method": solver_label(solver), "class": k,
                              "ours": ours, "paper": p and p["value"],
-                             "diff": None if ours is None or p is None else ours - p["value"],
+                             "diff": None if ours is None or p is None or res.substitution
+                             else ours - p["value"],
                              "note": note})
                 if p:
                     comps.append(comparison_row("table3", res.label, solver_label(solver),
