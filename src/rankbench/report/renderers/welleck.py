@@ -8,6 +8,7 @@ from rankbench.report.context import Artefact, RenderContext, renderer
 from rankbench.report.labels import solver_label
 from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
 from rankbench.report.records import choose_per_fold, mean_of
+from rankbench.report.renderers.sculley import significance
 
 _VERDICT = {1.0: "LambdaMART higher", 0.0: "similar", -1.0: "LambdaMART lower"}
 # |difference| below this counts as "similar" when we phrase our own verdict
@@ -34,7 +35,8 @@ def selected_metric_table(ctx: RenderContext) -> Artefact:
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     select_on = opts.get("select_on", "vali.ndcg@10")
     chosen = choose_per_fold(plan.runs, select_on)
-    cols = ["dataset", "metric", "method", "solver", "folds", "ours", "paper", "diff", "note"]
+    cols = ["dataset", "metric", "method", "solver", "folds", "ours", "paper", "diff",
+            "p (paired, queries)", "note"]
     rows, comps = [], []
     solvers = plan.experiment.solvers
     for ds in plan.experiment.datasets:
@@ -57,18 +59,25 @@ def selected_metric_table(ctx: RenderContext) -> Artefact:
                                                 solver_label(solver), f"test {metric}", p, ours,
                                                 data=data_kind(res)))
             verdict = next(iter(ctx.values(dataset=ds, metric=f"test.{metric}_sign")), None)
-            if verdict and len(solvers) == 2:
+            if len(solvers) == 2 and (verdict or res.present):
                 a, b = ours_by[solvers[0]], ours_by[solvers[1]]
                 d = None if a is None or b is None else a - b
                 ours_v = None if d is None else ("similar" if abs(d) < SIMILAR else
                                                  "LambdaMART higher" if d > 0 else "LambdaMART lower")
+                ca, cb = chosen.get((ds, solvers[0]), []), chosen.get((ds, solvers[1]), [])
+                p = significance(ca, cb, metric) if ca and cb else None
+                said = f"paper (qualitative): {_VERDICT[verdict['value']]}; " if verdict else ""
                 rows.append({"dataset": res.label, "metric": metric,
                              "method": f"{solver_label(solvers[0])} - {solver_label(solvers[1])}",
                              "solver": "(difference)", "ours": d, "paper": None,
-                             "note": f"paper (qualitative): {_VERDICT[verdict['value']]}; ours: "
-                                     f"{ours_v or 'n/a'}"})
+                             "p (paired, queries)": p,
+                             "note": f"{said}ours: {ours_v or 'n/a'}"})
     notes = [f"Per fold, the hyper-parameters with the best {select_on} are chosen; the table "
-             "shows the mean over folds of the chosen models' test values."]
+             "shows the mean over folds of the chosen models' test values.",
+             "MAUC and AUC are means over test queries of per-query values (rankbench.metrics); "
+             "p: paired randomization test over all test queries (records keep per-query "
+             "NDCG@10, MAP and AUC only, so there is none for MAUC).",
+             f"'similar' in our verdict: |difference| < {SIMILAR}."]
     caption = build_caption(ctx, plan.runs)
     files = write_table(ctx, rows, cols, caption, notes)
     return Artefact(ctx.artefact.id, ctx.paper.key, "table", ctx.artefact.title, files, caption,
