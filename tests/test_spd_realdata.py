@@ -53,8 +53,9 @@ def test_pegasos_uniform_reaches_the_cutting_plane_optimum_on_ohsumed(folds):
     spd = SPDRanker(learner="pegasos", sampler="uniform", lam=lam, n_iter=10_000_000,
                     random_state=0).fit(train.X, train.y, train.qid)
     C = spd.C_equiv_
-    cp = RankSVM(C=C, solver="cutting_plane", loss="hinge", tol=1e-6).fit(train.X, train.y, train.qid)
+    cp = RankSVM(C=C, solver="cutting_plane", loss="hinge", tol=1e-4).fit(train.X, train.y, train.qid)
     f_spd = ranksvm_objective(spd.coef_, train.X, train.y, train.query_ptr, C, loss="hinge")
     f_cp = ranksvm_objective(cp.coef_, train.X, train.y, train.query_ptr, C, loss="hinge")
-    # The cutting plane stops within a relative gap of 1e-6 of the optimum.
-    assert f_cp * (1 - 1e-6) <= f_spd < 1.01 * f_cp
+    # The cutting plane stops within a relative gap of 1e-4 of the optimum, so SPD cannot
+    # be more than that below it.
+    assert f_cp * (1 - 1e-4) <= f_spd < 1.01 * f_cp
