@@ -44,14 +44,17 @@ def environment_summary(runs: list[PlannedRun]) -> str:
             env = r.record.get("env") or {}
             m = env.get("machine")
             if isinstance(m, dict):
-                m = ", ".join(f"{k}={v}" for k, v in m.items() if k in ("node", "cpu", "processor", "cpus", "cpu_count", "memory_gb", "platform"))
+                m = ", ".join(f"{k}={v}" for k, v in m.items()
+                              if k in ("hostname", "node", "cpu_model", "cpu_count", "memory_gb", "platform"))
             machines[str(m or "unknown machine")] += 1
             commits[str(env.get("git_commit") or "unknown")[:12]] += 1
     if not machines:
         return "no stored runs yet"
     m = "; ".join(f"{k} ({n} runs)" for k, n in machines.most_common(3))
     c = ", ".join(f"{k} ({n})" for k, n in commits.most_common(4))
-    return f"machine: {m}. commit: {c}"
+    v = next((r.record.get("env", {}).get("versions") for r in runs if r.ok), None) or {}
+    libs = ", ".join(f"{k} {v[k]}" for k in ("python", "numpy", "numba", "scipy", "lightgbm") if k in v)
+    return f"machine: {m}. commit: {c}" + (f". versions: {libs}" if libs else "")
 
 
 def build_caption(ctx: RenderContext, runs: list[PlannedRun], extra: list[str] | None = None) -> str:
