@@ -350,3 +350,30 @@ def test_attach_records_matches_by_run_id(tmp_path):
     counts = attach_records(plans, store)
     assert counts == {"found": 1, "missing": 1, "corrupt": 0}
     assert run.ok and other.record is None
+
+
+def test_c_sweep_figure_aggregates_folds_and_skips_incomplete_points(tmp_path):
+    runs = []
+    for c, folds in ((1e-4, (1, 2)), (1e-2, (1, 2))):
+        for f in folds:
+            rec = None if (c == 1e-2 and f == 2) else _record("prsvm", f, 0.5, 0.4 + f / 100, 1.5 * f)
+            runs.append(_run("ohsumed", "prsvm", f, {"C": c}, rec))
+    ctx = _ctx(tmp_path, "c_sweep_figure", runs, solvers=("prsvm",), paper_artefact="fig1")
+    art = get_renderer("c_sweep_figure")(ctx)
+    with (tmp_path / "toy" / "toy_art.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    # C = 1e-2 lacks fold 2: a point averaged over fewer folds would not be comparable
+    assert [float(r["C"]) for r in rows] == [1e-4]
+    assert float(rows[0]["time_total_s"]) == pytest.approx(1.5 + 3.0)
+    assert float(rows[0]["test_ndcg@10"]) == pytest.approx(0.415)
+    assert (tmp_path / "toy" / "toy_art.png").stat().st_size > 5_000
+    assert art.status == "partial"
+
+
+def test_stand_in_numbers_are_never_differenced_against_the_paper(tmp_path):
+    from rankbench.report.compare import comparison_row
+
+    row = comparison_row("t", "RCV1", "m", "auc", {"value": 0.99}, 0.95, data="stand-in")
+    assert row["difference"] is None and row["ours"] == 0.95
+    row = comparison_row("t", "RCV1", "m", "auc", {"value": 0.99}, 0.95)
+    assert row["difference"] == pytest.approx(-0.04)
