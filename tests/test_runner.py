@@ -132,6 +132,10 @@ def test_run_many_resumes_and_redoes_failed(tmp_path, monkeypatch):
     ok_before = [r for r in first[:6] if r["status"] == "ok"]
     assert all(store.get(r["run_id"])["env"]["started"] == stamps[r["run_id"]] for r in ok_before)
     assert sorted(p.stem for p in store.files()) == sorted({run_id(s) for s in specs})
+    n_fits = toys._FITS["n"]
+    third = run_many(specs[:2], store, progress=False, rerun=True)
+    assert toys._FITS["n"] - n_fits == 2 and len(list(store.files())) == 6
+    assert all(store.get(r["run_id"])["env"]["started"] == r["env"]["started"] for r in third)
 
 
 def test_run_many_parallel_stores_each_once(tmp_path):

@@ -64,7 +64,8 @@ def run_job(cfg: Any) -> dict[str, Any]:
         print(f"rankbench: {exc}", file=sys.stderr)
         sys.exit(2)
     store = ResultStore(data["store"])
-    records = run_many(specs, store, n_jobs=data["n_jobs"], progress=data["progress"])
+    records = run_many(specs, store, n_jobs=data["n_jobs"], progress=data["progress"],
+                       rerun=data["rerun"])
     frame = store.to_frame(records=records)
     print(job_table(frame, data["protocol"]))
     n_failed = int((frame["status"] == "failed").sum())

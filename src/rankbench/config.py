@@ -88,6 +88,7 @@ class HarnessConf:
     progress: bool = True
     record_history: bool = False
     use_grid: bool = False
+    rerun: bool = False
     solver_modules: list[str] = field(default_factory=list)
     preflight: bool = True
 

@@ -430,11 +430,15 @@ def run_many(
     store: ResultStore | str | os.PathLike,
     n_jobs: int = 1,
     progress: bool = True,
+    rerun: bool = False,
 ) -> list[dict[str, Any]]:
     """Run every spec not already stored with status ok, appending each record as it finishes.
 
     Returns the records in spec order (stored ones included).  Duplicate specs run once.
     ``n_jobs > 1`` runs in joblib worker processes, each writing its own records.
+    ``rerun=True`` runs everything again and replaces the stored records (``run_id``
+    does not include the code version: after a solver change, rerun or use a new
+    experiment tag; ``env.git_commit`` tells which code wrote a record).
     """
     if not isinstance(store, ResultStore):
         store = ResultStore(store)
@@ -445,7 +449,7 @@ def run_many(
     for rid, s in zip(ids, specs, strict=True):
         if rid in done or any(rid == t[0] for t in todo):
             continue
-        rec = _stored_ok(store, rid)
+        rec = None if rerun else _stored_ok(store, rid)
         if rec is not None:
             done[rid] = rec
         else:
