@@ -13,6 +13,7 @@ import importlib
 import itertools
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -281,13 +282,15 @@ def _check_dataset(ds: dict[str, Any], root: str | None) -> list[str]:
     if ds["data_params"].get("allow_synthetic"):
         return []  # the data layer generates a labelled stand-in
     alt = "+dataset.data_params.allow_synthetic=true for a labelled synthetic stand-in"
-    if registry.dataset_info(ds["name"])["family"] in ("letor3", "letor4"):
-        try:
-            registry.letor_split_path(ds["name"], ds["folds"][0], "train", ds["variant"], root)
-        except FileNotFoundError as exc:
-            # the data layer's message says which files go where; its API hint is not ours
-            msg = str(exc).replace("pass allow_synthetic=True for a labelled synthetic stand-in", alt)
-            return [msg]
+    try:
+        # absent data fails fast here, with the data layer's message of what goes where
+        registry.load_fold(ds["name"], ds["folds"][0], "train", ds["variant"], root)
+    except registry.DatasetNotFound as exc:
+        # its API hint (allow_synthetic=True) has a command-line form here
+        msg, n = re.subn(r"pass allow_synthetic=True for a labelled (synthetic )?stand-in", alt, str(exc))
+        return [msg if n else f"{msg}; or {alt}"]
+    except Exception:  # noqa: BLE001 - any other problem: the generic message below
+        pass
     where = f"under data_root {root}" if root else "because no data root is set (RANKBENCH_DATA or data_root=...)"
     label = ds["name"] + (f" (variant {ds['variant']})" if ds["variant"] else "")
     return [f"dataset {label} not found {where}; or {alt}"]
