@@ -189,6 +189,20 @@ def test_mean_over_folds():
     assert isinstance(m, pd.DataFrame)
 
 
+def test_peak_memory_sees_a_peak_the_sampler_cannot():
+    import psutil
+
+    from rankbench.runner import _maxrss_mb
+
+    # enough to set a new lifetime maximum of this process, freed before the block ends
+    rss = psutil.Process().memory_info().rss / 2**20
+    extra_mb = max(0.0, _maxrss_mb() - rss) + 150
+    with PeakMemory(interval=60.0) as mem:  # the sampler never fires
+        block = np.ones(int(extra_mb * 2**20 // 8))
+        del block
+    assert mem.peak_mb - mem.start_mb >= extra_mb - 10
+
+
 def test_peak_memory_sees_a_large_allocation():
     with PeakMemory(interval=0.001) as mem:
         block = np.ones(40 * 2**20 // 8)  # 40 MB, touched
