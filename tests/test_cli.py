@@ -190,3 +190,21 @@ def test_results_subcommand_through_python_m(filled_store, tmp_path):
     res = rankbench(["results", "--store", str(filled_store), "--mean"], tmp_path)
     assert res.returncode == 0, res.stderr
     assert "n_folds" in res.stdout.splitlines()[0]
+
+
+def test_grid_job_runs_the_grid_and_prints_the_selection(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    conf = toy_conf(tmp_path / "conf")
+    (tmp_path / "conf" / "solver" / "toy_lsq.yaml").write_text(
+        "name: toy_lsq\nalpha: 1.0\nlog10_alpha: null\ngrid:\n  alpha: [0.01, 100.0]\n")
+    store = tmp_path / "store"
+    assert run_in_process([*conf, "use_grid=true", "protocol.folds=[2,3]", f"store={store}"],
+                          monkeypatch) == 0
+    out = capsys.readouterr().out
+    records = ResultStore(store).records()
+    assert sorted((r["fold"], r["params"]["alpha"]) for r in records) == [
+        (2, 0.01), (2, 100.0), (3, 0.01), (3, 100.0)]
+    sel = select_per_fold(ResultStore(store).to_frame())
+    block = out.split("model selection on vali.ndcg@10 (per fold):")[1].splitlines()[2:4]
+    for line, fold, alpha in zip(block, sel["fold"], sel["params.alpha"], strict=True):
+        assert line.split()[1] == str(fold) and line.split()[3] == f"alpha={alpha:g}"

@@ -68,6 +68,8 @@ def run_job(cfg: Any) -> dict[str, Any]:
                        rerun=data["rerun"])
     frame = store.to_frame(records=records)
     print(job_table(frame, data["protocol"]))
+    if data["use_grid"]:  # the job holds a whole sweep: summarise it here
+        print(sweep_summary(frame, data["protocol"]))
     n_failed = int((frame["status"] == "failed").sum())
     if n_failed:
         first = next(r for r in records if r["status"] == "failed")
