@@ -85,6 +85,10 @@ def test_every_dataset_config_composes():
 
     for path in sorted((CONF / "dataset").glob("*.yaml")):
         cfg = composed([f"dataset={path.stem}"])
+        if cfg.dataset.eval_splits and "vali" not in cfg.dataset.eval_splits:
+            with pytest.raises(ConfigError, match="use protocol=fixed"):
+                validate(cfg, check_data=False)  # nothing to select on
+            cfg = composed([f"dataset={path.stem}", "protocol=fixed"])
         data = validate(cfg, check_data=False) if cfg.solver.name in _registered() else None
         info = dataset_info(cfg.dataset.name)
         variants = [v.lower() if v else v for v in info["variants"]]

@@ -132,8 +132,10 @@ def sweep_summary(frame, protocol: dict[str, Any]) -> str:
     means["params"] = means["params"].map(_fmt_params)
     cols = ["dataset", "solver", "params", "n_folds", *metrics, "train.wall_s (all folds)"]
     lines += ["", "mean over folds per parameter value:", means[cols].to_string(**fmt)]
-    if mode == "select":
-        metric = protocol.get("selection_metric", "vali.ndcg@10")
+    metric = protocol.get("selection_metric", "vali.ndcg@10")
+    if mode == "select" and metric not in frame.columns:
+        lines += ["", f"no model selection: no run has {metric}"]
+    elif mode == "select":
         sel = select_per_fold(frame, metric)
         sel["params"] = sel["params"].map(_fmt_params)
         cols = ["dataset", "fold", "solver", "params", "selected_value", "n_candidates", *metrics]

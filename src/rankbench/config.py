@@ -60,6 +60,7 @@ class DatasetConf:
     data_params: dict[str, Any] = field(default_factory=dict)
     loader: str | None = None
     eval_splits: list[str] | None = None
+    report_metrics: list[str] | None = None
 
 
 @dataclass
@@ -234,6 +235,18 @@ def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
     splits = data["dataset"]["eval_splits"] or proto["eval_splits"]
     if not splits or any(s not in SPLITS for s in splits):
         problems.append(f"eval_splits must be a non-empty subset of {list(SPLITS)}, got {splits}")
+    elif proto["mode"] == "select" and proto["selection_metric"].split(".")[0] not in splits:
+        problems.append(
+            f"protocol.mode=select picks on {proto['selection_metric']} but dataset "
+            f"{data['dataset']['name']!r} evaluates only {splits}: use protocol=fixed"
+        )
+    if data["dataset"]["report_metrics"]:
+        # a data set can say what is worth reporting (AUC for one-query tasks)
+        proto["report_metrics"] = list(data["dataset"]["report_metrics"])
+        for m in proto["report_metrics"]:
+            bad = _check_metric(m, "dataset.report_metrics entry", SPLITS)
+            if bad:
+                problems.append(bad)
 
     # ---- dataset and folds
     ds = data["dataset"]
