@@ -119,3 +119,15 @@ def test_ray_cluster_sweep_delivers_every_record_once(tmp_path, ray_head):
     assert f"Connecting to existing Ray cluster at address: {address}" in err
     check_every_record_once(store, pid)
     assert "6 ok / 0 failed runs" in out
+
+
+@pytest.mark.slow
+def test_submitit_launcher_local_executor(tmp_path):
+    """The Slurm launcher's machinery (hydra-submitit-launcher, pickled jobs) on the local executor."""
+    pytest.importorskip("hydra_plugins.hydra_submitit_launcher")
+    store = tmp_path / "store"
+    pid, rc, out, err = run_sweep(tmp_path, ["hydra/launcher=submitit_local",
+                                             "hydra.launcher.timeout_min=5"], store)
+    assert rc == 0, err[-3000:]
+    check_every_record_once(store, pid)
+    assert "6 ok / 0 failed runs" in out
