@@ -195,3 +195,11 @@ def test_scaling_benchmark_rows_show_linear_memory_for_counting_and_tree():
     assert ratio_pairs == pytest.approx(ratio_p, rel=0.15)
     assert ratio_tree == pytest.approx(2.0, rel=0.05)
     assert by[(800, "prsvm_plus")]["oracle_state_mb"] == by[(800, "tron_tree")]["oracle_state_mb"]
+
+
+@pytest.mark.parametrize("solver", ["prsvm", "prsvm_plus", "tron_tree", "cutting_plane", "sgd_queries"])
+def test_no_preference_pairs_gives_the_zero_model(solver):
+    X = np.random.default_rng(0).standard_normal((10, 3))
+    m = make_solver(solver, {"C": 1.0}).fit(X, np.ones(10, dtype=int), np.repeat([1, 2], 5))
+    assert np.all(m.coef_ == 0.0) and m.objective_ == 0.0 and m.converged_ and m.n_pairs_ == 0
+    assert np.isnan(m.zero_dual_share_)

@@ -37,8 +37,6 @@ def sgd_queries(query_oracles: list, full_oracle, n_iter: int, eta0: float = 1.0
                 verbose: bool = False) -> OptimResult:
     """Run ``n_iter`` query-level SGD steps; history rows (full objective) every ``record_every`` steps."""
     Q = len(query_oracles)
-    if Q == 0:
-        raise ValueError("sgd_queries needs at least one query with a preference pair")
     if n_iter < 1:
         raise ValueError(f"n_iter must be >= 1, got {n_iter}")
     eta0 = float(eta0)
@@ -46,6 +44,11 @@ def sgd_queries(query_oracles: list, full_oracle, n_iter: int, eta0: float = 1.0
         raise ValueError(f"eta0 must be > 0, got {eta0}")
     if t0 is None:
         t0 = curvature_bound(query_oracles) if full_oracle.power == 2 else 1.0
+    if Q == 0:  # no preference pair anywhere: f = ||w||^2 / 2, minimized by w = 0
+        w = np.zeros(full_oracle.n_features)
+        f = full_oracle.fun(w)
+        return OptimResult(w=w, f=f, n_iter=0, n_cg_iter=0, converged=True,
+                           message="no preference pairs", history=[])
     record_every = Q if record_every is None else max(1, int(record_every))
     rng = np.random.default_rng(seed)
     d = full_oracle.n_features
