@@ -215,3 +215,23 @@ def test_degenerate_queries_single_level_single_document_and_empty(sparse):
     o = make_oracle("tree", X, y, ptr, C=1.5)
     o.fun(w)
     assert np.all(o.grad_scores()[:5] == 0.0)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_problems_many_levels_all_oracles_agree(seed):
+    rng = np.random.default_rng(100 + seed)
+    sizes = rng.integers(1, 40, size=rng.integers(1, 6))
+    levels = int(rng.integers(1, 30))
+    X, y, ptr, w, v = _problem(200 + seed, list(sizes), levels, d=int(rng.integers(1, 7)),
+                               integer=bool(seed % 2), sparse=bool(seed % 3 == 0))
+    loss = ["squared_hinge", "huber", "hinge"][seed % 3]
+    ref = make_oracle("brute", X, y, ptr, C=0.9, loss=loss)
+    f_ref, g_ref = ref.fun(w), ref.grad(w)
+    h_ref = ref.hess_vec(v) if loss != "hinge" else None
+    for name in FAST:
+        o = make_oracle(name, X, y, ptr, C=0.9, loss=loss)
+        assert o.n_pairs() == ref.n_pairs()
+        assert o.fun(w) == pytest.approx(f_ref, rel=1e-10, abs=1e-12)
+        np.testing.assert_allclose(o.grad(w), g_ref, rtol=1e-10, atol=1e-10 * (1 + np.abs(g_ref).max()))
+        if h_ref is not None:
+            np.testing.assert_allclose(o.hess_vec(v), h_ref, rtol=1e-10, atol=1e-10 * (1 + np.abs(h_ref).max()))
