@@ -61,4 +61,7 @@ def test_extreme_C_converges_and_reproduces_lee_lin_dual_sparsity(data_root):
         assert all(np.isfinite(h["objective"]) for h in m.history_)
     assert a.objective_ == pytest.approx(b.objective_, rel=1e-6)
     assert a.zero_dual_share_ == pytest.approx(0.2244, abs=5e-4)
+    # no loss of precision in the counting formulas at this scale
+    brute = ranksvm_objective(a.coef_, tr.X, tr.y, tr.query_ptr, C, oracle="brute")
+    assert brute == pytest.approx(a.objective_, rel=1e-12)
     assert b.zero_dual_share_ == pytest.approx(0.2244, abs=5e-4)
