@@ -107,6 +107,8 @@ def test_fit_attributes_history_and_zero_dual_share():
     assert m.n_pairs_ == n_all
     assert m.zero_dual_share_ == pytest.approx(n_ge / n_all)
     assert pairs_with_margin(m.coef_, data.X, data.y, data.query_ptr) == (n_all, n_ge)
+    assert m.extra_["zero_dual_share"] == m.zero_dual_share_ and m.extra_["n_pairs"] == n_all
+    assert (m.extra_["optimizer"], m.extra_["oracle"]) == ("tron", "tree")
 
 
 def test_hinge_huber_and_rescaling_through_the_estimator():

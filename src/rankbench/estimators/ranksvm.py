@@ -246,6 +246,11 @@ class RankSVM(BaseEstimator):
         n_pairs, n_ge1 = pairs_with_margin(res.w, Xt, data.y, data.query_ptr)
         # share of pairs with margin >= 1 = share of zero dual variables of the L2-loss dual
         self.zero_dual_share_ = n_ge1 / n_pairs if n_pairs else float("nan")
+        opt, oracle_name = parse_solver(self.solver)
+        # solver facts the harness copies into a record's "extra"
+        self.extra_ = {"zero_dual_share": self.zero_dual_share_, "n_pairs": int(n_pairs),
+                       "n_pairs_margin_ge_1": int(n_ge1), "converged": self.converged_,
+                       "stop_message": res.message, "optimizer": opt, "oracle": oracle_name}
 
     def decision_function(self, X):
         """Scores w.x (after the kernel map when ``kernel`` is set); O(nnz(X))."""
