@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hydra.experimental.callback import Callback
+
 from rankbench.config import ConfigError, build_specs, resolve_path, validate
 
 log = logging.getLogger("rankbench")
@@ -146,17 +148,7 @@ def sweep_summary(frame, protocol: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-class _CallbackBase:
-    pass
-
-
-try:  # Hydra is a dependency; the guard keeps `rankbench results` importable without it
-    from hydra.experimental.callback import Callback as _CallbackBase  # type: ignore[no-redef]
-except ImportError:  # pragma: no cover
-    pass
-
-
-class SweepSummary(_CallbackBase):
+class SweepSummary(Callback):
     """Hydra callback: validates every job of a multirun before any starts, and summarises at the end."""
 
     def __init__(self) -> None:
@@ -167,6 +159,8 @@ class SweepSummary(_CallbackBase):
     def on_multirun_start(self, config, **kwargs: Any) -> None:
         """Compose and validate every job of the sweep (basic sweeper); exit 2 listing the bad ones."""
         if not config.get("preflight", True):
+            print("rankbench: preflight=false: no check before the jobs and no summary after "
+                  "(see `rankbench results --select`)", file=sys.stderr)
             return
         try:
             jobs = expand_sweep(config)
