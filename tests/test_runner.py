@@ -109,6 +109,10 @@ def test_failed_run_is_a_record_not_an_exception(monkeypatch):
     assert rec["status"] == "failed"
     assert "ValueError: toy failure for alpha=3.0" in rec["error"]
     assert "Traceback" in rec["error"]
+    monkeypatch.setattr(toys.ToyLeastSquares, "extra_", {"handle": object()}, raising=False)
+    rec = run_one(spec(params={"alpha": 1.0}))
+    assert rec["status"] == "failed" and "cannot be stored in a record" in rec["error"]
+    assert rec["train"]["n_iter"] == 1  # what was measured before the failure is kept
     rec = run_one(spec(solver="no_such_solver"))
     assert rec["status"] == "failed" and "unknown solver 'no_such_solver'" in rec["error"]
     rec = run_one(spec(loader=None, dataset="ohsumed", data_root="/nonexistent"))

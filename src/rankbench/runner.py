@@ -401,11 +401,12 @@ def run_one(spec: dict[str, Any]) -> dict[str, Any]:
             record["metrics"][split] = _evaluate_split(data[split], scores)
             if split == "test":
                 record["per_query"]["test"] = _per_query(data[split], scores)
+        # converted here so a value JSON cannot hold fails this run, not the sweep
         if s["record_history"]:
-            record["history"] = list(getattr(est, "history_", None) or [])
+            record["history"] = to_jsonable(list(getattr(est, "history_", None) or []))
         extra = getattr(est, "extra_", None)
         if isinstance(extra, dict):
-            record["extra"].update(extra)
+            record["extra"].update(to_jsonable(extra))
     except Exception as exc:  # noqa: BLE001 - a failed run is data, recorded with its traceback
         record["status"] = "failed"
         record["error"] = f"{type(exc).__name__}: {exc}\n" + traceback.format_exc()
