@@ -1,5 +1,6 @@
-"""RankSVM benchmark: training time per fold on LETOR (Chapelle Table 3 setting), AUC scaling
-curve on RCV1-shaped synthetic data (Chapelle Fig. 3), extreme C (Lee & Lin Table I).
+"""RankSVM benchmark: training time per fold on LETOR (Chapelle Table 3 setting), time and NDCG
+against C (Fig. 1), AUC scaling curve on RCV1-shaped synthetic data (Fig. 3), extreme C
+(Lee & Lin Table I), TRON vs cutting plane along the iterations (Lee & Lin Fig. II).
 
 Times are ``RankSVM.fit_time_`` (numba compilation excluded, best of ``repeats``); the
 machine is shared, so treat them as upper bounds.  Memory is the bytes of arrays an
@@ -154,6 +155,30 @@ def convergence_rows(quick: bool, name: str = "MQ2008", C_l2: float = 1e-3,
     return rows
 
 
+def c_sweep_rows(quick: bool, name: str = "OHSUMED") -> list[dict]:
+    """Chapelle Fig. 1: 5-fold training time and mean test NDCG@10 against C, PRSVM and PRSVM+."""
+    from rankbench.data import dataset_available, load_fold
+    from rankbench.metrics import ndcg_at_k
+
+    if not dataset_available(name):
+        return []
+    folds = range(1, 2) if quick else range(1, 6)
+    data = [(load_fold(name, f, "train"), load_fold(name, f, "test")) for f in folds]
+    rows = []
+    for C in (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0):
+        for solver in ("prsvm", "prsvm_plus"):
+            total, nd, cg = 0.0, [], 0
+            for tr, te in data:
+                m = RankSVM(C=C, solver=solver).fit(tr.X, tr.y, tr.qid)
+                total += m.fit_time_
+                cg += m.n_cg_iter_
+                nd.append(ndcg_at_k(te.y, m.decision_function(te.X), te.qid, k=10, convention="letor"))
+            rows.append({"part": "ranksvm", "case": f"c_sweep/{name}/C={C:g}/{solver}", "seconds": total,
+                         "dataset": name, "solver": solver, "C": C, "folds": len(data),
+                         "n_cg_iter": cg, "test_ndcg@10": float(np.mean(nd))})
+    return rows
+
+
 def run(quick: bool = False) -> list[dict]:
     """All RankSVM benchmark rows (quick: OHSUMED folds, MQ2008 fold 1, n <= 19,200)."""
     compile_s = warm_up_kernels()
@@ -161,5 +186,6 @@ def run(quick: bool = False) -> list[dict]:
     rows += letor_rows(quick)
     rows += extreme_C_rows(quick)
     rows += convergence_rows(quick)
+    rows += c_sweep_rows(quick)
     rows += scaling_rows(quick)
     return rows
