@@ -137,6 +137,7 @@ def test_per_fold_and_grid_modes(toy_conf):
         (["seed=abc"], "seed"),
         (["experiment_name=a/b"], "experiment_name"),
         (["n_jobs=0"], "n_jobs"),
+        (["timeout_s=-5"], "timeout_s must be > 0"),
         (["dataset.loader=no_module_here:f"], "cannot be imported"),
     ],
 )

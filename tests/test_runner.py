@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -148,6 +149,23 @@ def test_run_many_parallel_stores_each_once(tmp_path):
     assert [r["run_id"] for r in recs] == [run_id(s) for s in specs]
     assert all(r["status"] == "ok" for r in recs)
     assert sorted(p.stem for p in ResultStore(tmp_path).files()) == sorted(r["run_id"] for r in recs)
+
+
+def test_isolated_runs_turn_crashes_and_overruns_into_failed_records(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOY_KILL_ALPHA", "2.0")
+    monkeypatch.setenv("TOY_HANG_ALPHA", "3.0")
+    store = ResultStore(tmp_path)
+    ok, killed = run_many([spec(params={"alpha": 1.0}), spec(params={"alpha": 2.0})], store,
+                          progress=False, isolate=True)
+    assert ok["status"] == "ok" and ok["env"]["pid"] != os.getpid()
+    assert killed["status"] == "failed" and "killed by SIGKILL" in killed["error"]
+    (hung,) = run_many([spec(params={"alpha": 3.0})], store, progress=False, timeout_s=3)
+    assert hung["status"] == "failed" and "exceeded timeout_s=3 s" in hung["error"]
+    stored = {r["run_id"]: r["status"] for r in store.records()}
+    assert stored == {ok["run_id"]: "ok", killed["run_id"]: "failed", hung["run_id"]: "failed"}
+    assert killed["spec"] == ok["spec"] | {"params": {"alpha": 2.0}}
+    with pytest.raises(ValueError, match="timeout_s"):
+        run_many([spec()], store, timeout_s=0)
 
 
 def _frame(rows):

@@ -4,12 +4,14 @@
 harness records can be recomputed here independently.  ``toy_split`` is a seeded
 LETOR-like data set with 5 folds.  Environment knobs for crash tests:
 ``TOY_HANG_AFTER=k`` makes the (k+1)-th fit in a process write ``TOY_HANG_MARKER`` and
-hang; ``TOY_FAIL_ALPHA=a`` makes fits with ``alpha == a`` raise.
+hang; ``TOY_FAIL_ALPHA=a`` makes fits with ``alpha == a`` raise; ``TOY_KILL_ALPHA`` /
+``TOY_HANG_ALPHA`` (``repr(float(alpha))``) make them SIGKILL their process / hang.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -36,6 +38,10 @@ class ToyLeastSquares:
             Path(os.environ["TOY_HANG_MARKER"]).write_text(str(os.getpid()))
             time.sleep(600)
         _FITS["n"] += 1
+        if os.environ.get("TOY_KILL_ALPHA") == repr(float(self.alpha)):
+            os.kill(os.getpid(), signal.SIGKILL)  # what the kernel's OOM killer does
+        if os.environ.get("TOY_HANG_ALPHA") == repr(float(self.alpha)):
+            time.sleep(600)
         fail = os.environ.get("TOY_FAIL_ALPHA")
         if fail is not None and float(fail) == float(self.alpha):
             raise ValueError(f"toy failure for alpha={self.alpha}")

@@ -67,7 +67,7 @@ def run_job(cfg: Any) -> dict[str, Any]:
         sys.exit(2)
     store = ResultStore(data["store"])
     records = run_many(specs, store, n_jobs=data["n_jobs"], progress=data["progress"],
-                       rerun=data["rerun"])
+                       rerun=data["rerun"], isolate=data["isolate"], timeout_s=data["timeout_s"])
     frame = store.to_frame(records=records)
     print(job_table(frame, data["protocol"]))
     if data["use_grid"]:  # the job holds a whole sweep: summarise it here

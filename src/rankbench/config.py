@@ -91,6 +91,8 @@ class HarnessConf:
     record_history: bool = False
     use_grid: bool = False
     rerun: bool = False
+    isolate: bool = False
+    timeout_s: float | None = None
     solver_modules: list[str] = field(default_factory=list)
     preflight: bool = True
 
@@ -188,6 +190,8 @@ def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
         problems.append(f"experiment_name: {exc}")
     if data["seed"] < 0:
         problems.append(f"seed must be >= 0, got {data['seed']}")
+    if data["timeout_s"] is not None and not data["timeout_s"] > 0:
+        problems.append(f"timeout_s must be > 0 or null, got {data['timeout_s']}")
     if data["n_jobs"] == 0 or data["n_jobs"] < -1:
         problems.append(f"n_jobs must be >= 1 or -1 (all cores), got {data['n_jobs']}")
 

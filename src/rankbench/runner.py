@@ -442,12 +442,73 @@ def _stored_ok(store: ResultStore, rid: str) -> dict[str, Any] | None:
     return rec if rec["status"] == "ok" else None
 
 
+def _isolated_child(spec: dict[str, Any], store_root: str) -> None:
+    _run_and_store(spec, store_root)
+
+
+def crash_record(spec: dict[str, Any], reason: str, started: str) -> dict[str, Any]:
+    """The failed record of a run whose process died or overran (no record of its own)."""
+    s = normalize_spec(spec)
+    return to_jsonable({
+        "run_id": run_id(s), "status": "failed", "error": reason,
+        "experiment": s["experiment"], "dataset": s["dataset"], "variant": s["variant"],
+        "synthetic": None, "fold": s["fold"], "solver": s["solver"], "params": s["params"],
+        "seed": s["seed"], "spec": hashed_spec(s), "metrics": {}, "per_query": {}, "train": {},
+        "history": [], "extra": {},
+        "env": {"versions": library_versions(), "git_commit": _git_commit(),
+                "machine": machine_info(), "pid": None, "argv": list(sys.argv),
+                "started": started, "finished": _now()},
+    })
+
+
+def run_isolated(spec: dict[str, Any], store: ResultStore | str | os.PathLike,
+                 timeout_s: float | None = None) -> dict[str, Any]:
+    """Run one spec in a fresh process and store its record; a crash or overrun is a failed record.
+
+    A run killed by the kernel (out of memory: SIGKILL), by a signal, or past
+    ``timeout_s`` seconds (then killed) leaves no record of its own: this stores one
+    with ``status="failed"`` and the reason, so the sweep goes on.
+    """
+    import multiprocessing as mp
+    import signal as _signal
+
+    if not isinstance(store, ResultStore):
+        store = ResultStore(store)
+    started = _now()
+    # spawn: a clean interpreter, no fork of a parent holding threads (joblib, Ray, tqdm)
+    proc = mp.get_context("spawn").Process(target=_isolated_child, args=(spec, str(store.root)),
+                                           daemon=True)
+    proc.start()
+    proc.join(timeout_s)
+    reason = None
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        reason = f"TimeoutError: run exceeded timeout_s={timeout_s:g} s and was killed"
+    elif proc.exitcode != 0:
+        code = proc.exitcode
+        if code is not None and code < 0:
+            name = _signal.Signals(-code).name
+            hint = " (out of memory? the kernel's OOM killer sends SIGKILL)" if name == "SIGKILL" else ""
+            reason = f"WorkerDied: the run's process was killed by {name}{hint}"
+        else:
+            reason = f"WorkerDied: the run's process exited with code {code}"
+    if reason is None:
+        return store.get(run_id(spec))
+    record = crash_record(spec, reason, started)
+    store.append(record)
+    log.warning("run %s failed: %s", record["run_id"][:10], reason)
+    return record
+
+
 def run_many(
     specs: list[dict[str, Any]],
     store: ResultStore | str | os.PathLike,
     n_jobs: int = 1,
     progress: bool = True,
     rerun: bool = False,
+    isolate: bool = False,
+    timeout_s: float | None = None,
 ) -> list[dict[str, Any]]:
     """Run every spec not already stored with status ok, appending each record as it finishes.
 
@@ -456,21 +517,29 @@ def run_many(
     ``rerun=True`` runs everything again and replaces the stored records (``run_id``
     does not include the code version: after a solver change, rerun or use a new
     experiment tag; ``env.git_commit`` tells which code wrote a record).
+    ``isolate=True`` (implied by ``timeout_s``) runs each spec in its own process
+    (``run_isolated``): a run that runs out of memory, crashes or overruns becomes a
+    failed record instead of ending the sweep; it costs one interpreter start per run.
     """
     if not isinstance(store, ResultStore):
         store = ResultStore(store)
+    if timeout_s is not None and not timeout_s > 0:
+        raise ValueError(f"timeout_s must be > 0 or None, got {timeout_s!r}")
+    isolate = isolate or timeout_s is not None
     specs = [normalize_spec(s) for s in specs]
     ids = [run_id(s) for s in specs]
     done: dict[str, dict] = {}
     todo: list[tuple[str, dict]] = []
+    queued: set[str] = set()
     for rid, s in zip(ids, specs, strict=True):
-        if rid in done or any(rid == t[0] for t in todo):
+        if rid in done or rid in queued:
             continue
         rec = None if rerun else _stored_ok(store, rid)
         if rec is not None:
             done[rid] = rec
         else:
             todo.append((rid, s))
+            queued.add(rid)
     bar = None
     if progress and todo:
         from tqdm.auto import tqdm
@@ -478,14 +547,32 @@ def run_many(
         # disable=None: a bar on a terminal, silence in logs (CI, Slurm output files)
         bar = tqdm(total=len(todo), desc="runs", unit="run", file=sys.stderr, dynamic_ncols=True,
                    disable=None, postfix={"already stored": len(done)})
+
+    def one(s: dict[str, Any]) -> dict[str, Any]:
+        if isolate:
+            return run_isolated(s, store, timeout_s)
+        return _run_and_store(s, str(store.root))
+
     try:
         if n_jobs == 1 or len(todo) <= 1:
             for rid, s in todo:
                 if bar is not None:
                     bar.set_description(f"{s['dataset']} f{s['fold']} {s['solver']}")
-                done[rid] = _run_and_store(s, str(store.root))
+                done[rid] = one(s)
                 if bar is not None:
                     bar.update(1)
+        elif isolate:
+            # each thread only waits on its child process
+            from concurrent.futures import ThreadPoolExecutor, as_completed
+
+            workers = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                futures = [pool.submit(one, s) for _, s in todo]
+                for fut in as_completed(futures):
+                    rec = fut.result()
+                    done[rec["run_id"]] = rec
+                    if bar is not None:
+                        bar.update(1)
         else:
             from joblib import Parallel, delayed
 
