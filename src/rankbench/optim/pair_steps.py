@@ -134,26 +134,16 @@ def _project_and_rescale(learner, lam, v, scale, vsq):
     return scale, vsq
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, fastmath={"reassoc", "nsz"})
 def _dense_diff_dot(v, X, a, b):
-    # Four partial sums break the add-latency chain (about 3x faster at d = 45); rows are
-    # indexed in place because a row view costs reference-count traffic on every step.
-    d = v.shape[0]
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    j = 0
-    while j + 4 <= d:
-        s0 += v[j] * (X[a, j] - X[b, j])
-        s1 += v[j + 1] * (X[a, j + 1] - X[b, j + 1])
-        s2 += v[j + 2] * (X[a, j + 2] - X[b, j + 2])
-        s3 += v[j + 3] * (X[a, j + 3] - X[b, j + 3])
-        j += 4
-    while j < d:
-        s0 += v[j] * (X[a, j] - X[b, j])
-        j += 1
-    return (s0 + s1) + (s2 + s3)
+    # Reassociation lets LLVM vectorise the sum (about 3x faster at d = 45 than the
+    # sequential add chain); the order is fixed at compile time, so runs stay
+    # bit-identical on one machine.  Rows are indexed in place: a row view costs
+    # reference-count traffic on every step.
+    acc = 0.0
+    for j in range(v.shape[0]):
+        acc += v[j] * (X[a, j] - X[b, j])
+    return acc
 
 
 @njit(cache=True, inline="always")
