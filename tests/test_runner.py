@@ -170,10 +170,11 @@ def test_isolated_runs_turn_crashes_and_overruns_into_failed_records(tmp_path, m
 
 def _frame(rows):
     recs = []
-    for i, (fold, c, vali, test, status) in enumerate(rows):
+    for i, (fold, c, vali, test, status, *seed) in enumerate(rows):
         recs.append({
             "run_id": f"{i:040x}", "status": status, "experiment": "e", "dataset": "d",
-            "variant": None, "fold": fold, "solver": "s", "params": {"C": c}, "seed": 0,
+            "variant": None, "fold": fold, "solver": "s", "params": {"C": c},
+            "seed": seed[0] if seed else 0,
             "metrics": {"vali": {"ndcg@10": vali, "map": 1 - vali},
                         "test": {"ndcg@10": test, "map": test / 2}},
         })
@@ -199,6 +200,21 @@ def test_select_per_fold_hand_example():
     assert list(by_map["params.C"]) == [1e-4, 1.0]
     with pytest.raises(ValueError, match="vali.mrr"):
         select_per_fold(frame, "vali.mrr")
+
+
+def test_selection_averages_seeds_before_choosing():
+    rows = []
+    # seed 0 alone would pick C=1 (0.9 > 0.7); over both seeds C=1e-2 is better (0.7 > 0.55)
+    for seed, c, vali, test in [(0, 1.0, 0.9, 0.5), (1, 1.0, 0.2, 0.3),
+                                (0, 1e-2, 0.7, 0.6), (1, 1e-2, 0.7, 0.4)]:
+        rows.append((1, c, vali, test, "ok", seed))
+    frame = _frame(rows)
+    sel = select_per_fold(frame)
+    assert list(sel["params.C"]) == [1e-2]
+    assert sel["selected_value"].iloc[0] == pytest.approx(0.7)
+    assert sel["test.ndcg@10"].iloc[0] == pytest.approx(0.5)
+    assert list(sel["n_seeds"]) == [2] and list(sel["n_candidates"]) == [2]
+    assert list(select_per_fold(frame[frame["seed"] == 0])["params.C"]) == [1.0]
 
 
 def test_mean_over_folds():

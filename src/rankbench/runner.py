@@ -597,10 +597,12 @@ def select_per_fold(frame, metric: str = "vali.ndcg@10"):
     """Model selection: per (experiment, dataset, variant, fold, solver) the params with the best ``metric``.
 
     ``frame`` is ``ResultStore.to_frame()`` output; failed runs and runs without the
-    metric are ignored.  Ties go to the smallest numeric parameter values (parameters in
-    name order), then to the canonical JSON (deterministic).  One row per group with
-    the chosen ``params``, ``selected_by``, ``selected_value``, ``n_candidates`` and the
-    chosen run's test metrics.
+    metric are ignored.  Runs of one parameter set with several seeds are averaged
+    first (selecting the luckiest seed would bias the test numbers upwards): metrics are
+    then means over seeds, ``n_seeds`` says how many, ``run_id`` is one of them.  Ties go
+    to the smallest numeric parameter values (parameters in name order), then to the
+    canonical JSON (deterministic).  One row per group with the chosen ``params``,
+    ``selected_by``, ``selected_value``, ``n_candidates`` and the chosen runs' metrics.
     """
     import pandas as pd
 
@@ -614,6 +616,7 @@ def select_per_fold(frame, metric: str = "vali.ndcg@10"):
     if f.empty:
         return pd.DataFrame(columns=[*keys, "params", "selected_by", "selected_value", "n_candidates"])
     f["variant"] = f["variant"].fillna("")
+    f = _mean_over_seeds(f, [*keys, "params"])
     # ties: the smallest parameter values win (e.g. the smaller C), then the params JSON
     pcols = sorted(c for c in f.columns if c.startswith("params.") and _sortable(f[c]))
     order = [*keys, metric, *pcols, "params"]
@@ -625,11 +628,27 @@ def select_per_fold(frame, metric: str = "vali.ndcg@10"):
     best["selected_by"] = metric
     best["selected_value"] = best[metric]
     best["variant"] = best["variant"].replace("", None)
-    lead = [*keys, "params", "selected_by", "selected_value", "n_candidates", "run_id"]
+    lead = [*keys, "params", "selected_by", "selected_value", "n_candidates", "n_seeds", "run_id"]
     params_cols = sorted(c for c in best.columns if c.startswith("params."))
     metric_cols = [c for c in best.columns if c.startswith(("vali.", "test."))]
     rest = [c for c in best.columns if c not in lead + params_cols + metric_cols]
     return best[lead + params_cols + metric_cols + rest].reset_index(drop=True)
+
+
+def _mean_over_seeds(f, group: list[str]):
+    """One row per ``group``: numeric metric and timing columns averaged over seeds."""
+    import pandas as pd
+
+    n_seeds = f.groupby(group, sort=False)["seed"].nunique() if "seed" in f.columns else None
+    if n_seeds is None or n_seeds.max() <= 1:
+        return f.assign(n_seeds=1)
+    numeric = [c for c in f.columns if c.startswith(("train.", "vali.", "test."))
+               and pd.api.types.is_numeric_dtype(f[c]) and c not in group]
+    how = {c: ("mean" if c in numeric else "first") for c in f.columns if c not in group}
+    out = f.groupby(group, sort=False).agg(how)
+    out["n_seeds"] = n_seeds
+    out["seed"] = None
+    return out.reset_index()
 
 
 def _sortable(col) -> bool:
