@@ -134,6 +134,8 @@ def test_per_fold_and_grid_modes(toy_conf):
         (["protocol.folds=[1,7]"], "not all among dataset"),
         (["protocol=per_fold", "+protocol.per_fold.alpha=[1,2]"], "one value per fold (5 folds)"),
         (["protocol=per_fold"], "needs protocol.per_fold"),
+        (["protocol=per_fold", "+protocol.per_fold.alpha=[1,2,-3,4,5]"],
+         "protocol.per_fold.alpha must be a positive finite number, got -3"),
         (["seed=abc"], "seed"),
         (["experiment_name=a/b"], "experiment_name"),
         (["n_jobs=0"], "n_jobs"),

@@ -214,9 +214,15 @@ def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
             except ConfigError as exc:
                 problems.extend(exc.problems)
         pf = data["protocol"]["per_fold"] if data["protocol"]["mode"] == "per_fold" else {}
+        pf = {k: v for k, v in pf.items() if isinstance(v, list) and v}
+        # every parameter set a job will build: grid points, and each fold's given values
+        n_given = max((len(v) for v in pf.values()), default=1)
+        points = [{**pt, **{k: v[min(i, len(v) - 1)] for k, v in pf.items()}}
+                  for pt in points for i in range(n_given)]
         for point in points:
-            p = {**params, **point, **{k: v[0] for k, v in pf.items() if isinstance(v, list) and v}}
-            bad = check_params(p)
+            p = {**params, **point}
+            bad = (check_params({k: v for k, v in p.items() if k not in pf}, "solver")
+                   + check_params({k: p[k] for k in pf}, "protocol.per_fold"))
             problems.extend(b for b in bad if b not in problems)
             if not bad:
                 try:
@@ -267,9 +273,6 @@ def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
                 problems.append(
                     f"protocol.per_fold.{k} must list one value per fold ({len(folds or [])} folds), got {values!r}"
                 )
-            else:
-                for v in values:
-                    problems.extend(x for x in check_params({k: v}, "protocol.per_fold") if x not in problems)
     if check_data:
         problems.extend(_check_dataset(ds, data["data_root"]))
     if problems:
