@@ -79,12 +79,24 @@ def run_job(cfg: Any) -> dict[str, Any]:
     return {"run_ids": [run_id(s) for s in specs], "n_failed": n_failed, "store": data["store"]}
 
 
-def _fmt_params(params_json: str) -> str:
+_QUIET_PARAMS = ("verbose", "random_state", "checkpoints")
+
+
+def _fmt_params(params_json: str, hide: frozenset[str] = frozenset()) -> str:
     params = json.loads(params_json)
     # None = "the solver's default": not worth a column of noise
     shown = {k: v for k, v in params.items()
-             if v is not None and k not in ("verbose", "random_state", "checkpoints")}
+             if v is not None and k not in _QUIET_PARAMS and k not in hide}
     return " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items())
+
+
+def params_column(col):
+    """Parameters as short text, leaving out those with one value in every row (when others vary)."""
+    parsed = [json.loads(p) for p in col]
+    keys = {k for p in parsed for k in p}
+    constant = frozenset(k for k in keys if len({json.dumps(p.get(k)) for p in parsed}) == 1)
+    hide = constant if constant != keys and len(parsed) > 1 else frozenset()
+    return col.map(lambda p: _fmt_params(p, hide) or "(defaults)")
 
 
 def job_table(frame, protocol: dict[str, Any]) -> str:
@@ -95,7 +107,7 @@ def job_table(frame, protocol: dict[str, Any]) -> str:
     cols += [m for m in protocol.get("report_metrics", []) if m in frame.columns]
     cols += [c for c in ("train.wall_s", "train.n_iter", "train.peak_mem_mb") if c in frame.columns]
     f = frame[cols].copy()
-    f["params"] = f["params"].map(_fmt_params)
+    f["params"] = params_column(f["params"])
     return f.sort_values(["params", "fold"]).to_string(index=False, float_format=lambda x: f"{x:.4g}")
 
 
@@ -119,7 +131,7 @@ def sweep_summary(frame, protocol: dict[str, Any]) -> str:
     mode = protocol.get("mode", "select")
     if mode == "per_fold":
         per = natural_sort(ok.copy(), fold_first=True)
-        per["params"] = per["params"].map(_fmt_params)
+        per["params"] = params_column(per["params"])
         cols = ["dataset", "solver", "fold", "params", *metrics, "train.wall_s"]
         lines += ["", "per fold (parameters given per fold):", per[cols].to_string(**fmt)]
         g = ok.groupby(["dataset", "solver"])
@@ -131,7 +143,7 @@ def sweep_summary(frame, protocol: dict[str, Any]) -> str:
     means = mean_over_folds(frame, metrics + ["train.wall_s"])
     sums = ok.groupby(["solver", "params"])["train.wall_s"].sum().rename("train.wall_s (all folds)")
     means = natural_sort(means.join(sums, on=["solver", "params"]))
-    means["params"] = means["params"].map(_fmt_params)
+    means["params"] = params_column(means["params"])
     cols = ["dataset", "solver", "params", "n_folds", *metrics, "train.wall_s (all folds)"]
     lines += ["", "mean over folds per parameter value:", means[cols].to_string(**fmt)]
     metric = protocol.get("selection_metric", "vali.ndcg@10")
@@ -139,7 +151,7 @@ def sweep_summary(frame, protocol: dict[str, Any]) -> str:
         lines += ["", f"no model selection: no run has {metric}"]
     elif mode == "select":
         sel = select_per_fold(frame, metric)
-        sel["params"] = sel["params"].map(_fmt_params)
+        sel["params"] = params_column(sel["params"])
         cols = ["dataset", "fold", "solver", "params", "selected_value", "n_candidates", *metrics]
         lines += ["", f"model selection on {metric} (per fold):", sel[cols].to_string(**fmt)]
         if metrics:
@@ -325,7 +337,7 @@ def results_main(argv: list[str] | None = None) -> int:
         frame = frame.sort_values(keys, kind="mergesort")
     out = frame[cols].copy()
     if "params" in out.columns and args.format == "table":
-        out["params"] = out["params"].map(_fmt_params)
+        out["params"] = params_column(out["params"])
     if args.format == "csv":
         sys.stdout.write(out.to_csv(index=False))
     elif args.format == "json":
