@@ -9,7 +9,7 @@ from scipy.optimize import minimize
 from rankbench.estimators.registry import make_solver
 from rankbench.estimators.spd import SPDRanker, log_checkpoints
 from rankbench.optim.pair_steps import LEARNERS, pair_step_dense, pair_step_sparse
-from rankbench.optim.samplers import build_pair_index, draw_pairs
+from rankbench.optim.samplers import build_pair_index, draw_pairs, pair_probabilities
 from rankbench.optim.spd import SPDState, run_segment
 
 # ---------------------------------------------------------------------------------------
@@ -211,22 +211,24 @@ def test_sparse_and_dense_kernels_agree(learner):
 
 
 def exact_hinge_ranksvm(X, y, qid, C):
-    """Exact optimum of eq. (1) with the hinge, via its box-constrained dual (L-BFGS-B).
+    """Exact optimum of ``0.5 |w|^2 + sum_p C_p hinge_p`` (C scalar or one per pair of
+    brute_pairs), via its box-constrained dual (L-BFGS-B).
 
     Returns the primal value and the duality gap that certifies it.
     """
     P = brute_pairs(y, qid)
     Z = X[P[:, 0]] - X[P[:, 1]]
+    Cp = np.broadcast_to(np.asarray(C, dtype=float), (len(P),))
 
     def neg_dual(alpha):
         u = Z.T @ alpha
         return 0.5 * u @ u - alpha.sum(), Z @ u - 1.0
 
     res = minimize(neg_dual, np.zeros(len(P)), jac=True, method="L-BFGS-B",
-                   bounds=[(0.0, C)] * len(P),
+                   bounds=list(zip(np.zeros(len(P)), Cp, strict=True)),
                    options={"maxiter": 100_000, "ftol": 1e-15, "gtol": 1e-12})
     w = Z.T @ res.x
-    primal = brute_objective(w, X, y, qid, C)
+    primal = 0.5 * w @ w + Cp @ np.maximum(0.0, 1.0 - Z @ w)
     return primal, primal + res.fun
 
 
@@ -244,6 +246,29 @@ def test_pegasos_uniform_converges_to_the_ranksvm_hinge_optimum():
     # Far from converged after 1000 steps: the 1% bound is not vacuous.
     early = SPDRanker(learner="pegasos", lam=lam, n_iter=1000, sampler="uniform").fit(X, y, qid)
     assert brute_objective(early.coef_, X, y, qid, C) > 1.01 * optimum
+
+
+def test_pegasos_indexed_converges_to_its_documented_weighted_objective():
+    # The indexed sampler minimises lambda/2 |w|^2 + sum_p pi(p) hinge_p with the pi of
+    # samplers.py: that is 0.5 |w|^2 + sum_p (pi(p)/lambda) hinge_p up to the factor lambda.
+    X, y, qid = ranking_problem(seed=12, n_queries=6)
+    qp = np.array([0, *np.flatnonzero(np.diff(qid)) + 1, len(y)])
+    hi, lo, pi = pair_probabilities(build_pair_index(y, qp), "indexed")
+    order = {(int(h), int(m)): p for h, m, p in zip(hi, lo, pi, strict=True)}
+    pairs = brute_pairs(y, qid)
+    lam = 1e-3
+    Cp = np.array([order[(i, j)] for i, j in pairs]) / lam
+    optimum, gap = exact_hinge_ranksvm(X, y, qid, Cp)
+    assert gap < 1e-6 * optimum
+    Z = X[pairs[:, 0]] - X[pairs[:, 1]]
+    weighted = lambda w: 0.5 * w @ w + Cp @ np.maximum(0.0, 1.0 - Z @ w)  # noqa: E731
+    w_idx = SPDRanker(learner="pegasos", lam=lam, n_iter=10_000_000, sampler="indexed",
+                      random_state=0).fit(X, y, qid).coef_
+    assert optimum <= weighted(w_idx) + 1e-9 < 1.01 * optimum
+    # The uniform sampler's solution is not optimal for this objective.
+    w_uni = SPDRanker(learner="pegasos", lam=lam, n_iter=2_000_000, sampler="uniform",
+                      random_state=0).fit(X, y, qid).coef_
+    assert weighted(w_uni) > 1.02 * optimum
 
 
 def test_sgd_squared_hinge_converges_to_the_squared_hinge_optimum():
