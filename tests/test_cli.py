@@ -130,7 +130,8 @@ def test_sweep_killed_halfway_resumes_with_every_record_once(tmp_path, sweep):
     sel = select_per_fold(st.to_frame())
     block = out.split("model selection on vali.ndcg@10 (per fold):")[1].splitlines()[2:7]
     for line, fold, alpha in zip(block, sel["fold"], sel["params.alpha"], strict=True):
-        cells = line.split()
+        assert line.split()[:2] == ["toy", "[synthetic]"]  # generated data is labelled
+        cells = line.replace(" [synthetic]", "").split()
         assert cells[1] == str(fold) and cells[3] == f"alpha={alpha:g}"
 
 
@@ -163,6 +164,11 @@ def test_results_table_filters_and_formats(filled_store, capsys):
     assert all(0 <= r["test.ndcg@10"] <= 1 for r in rows)
     assert results_main(["--store", str(filled_store), "-c", "nope"]) == 2
     assert "unknown column" in capsys.readouterr().err
+    # toy data is generated: tables say so, machine formats keep the plain name
+    assert results_main(["--store", str(filled_store), "--mean"]) == 0
+    assert "toy [synthetic]" in capsys.readouterr().out
+    assert results_main(["--store", str(filled_store), "--format", "csv", "-c", "dataset"]) == 0
+    assert set(capsys.readouterr().out.split()) == {"dataset", "toy"}
 
 
 def test_results_select_matches_select_per_fold(filled_store, capsys):
@@ -207,4 +213,5 @@ def test_grid_job_runs_the_grid_and_prints_the_selection(tmp_path, monkeypatch, 
     sel = select_per_fold(ResultStore(store).to_frame())
     block = out.split("model selection on vali.ndcg@10 (per fold):")[1].splitlines()[2:4]
     for line, fold, alpha in zip(block, sel["fold"], sel["params.alpha"], strict=True):
-        assert line.split()[1] == str(fold) and line.split()[3] == f"alpha={alpha:g}"
+        cells = line.replace(" [synthetic]", "").split()
+        assert cells[1] == str(fold) and cells[3] == f"alpha={alpha:g}"

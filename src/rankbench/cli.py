@@ -99,10 +99,23 @@ def params_column(col):
     return col.map(lambda p: _fmt_params(p, hide) or "(defaults)")
 
 
+def mark_synthetic(frame):
+    """Dataset names of generated data (stand-ins included) get a visible ``[synthetic]``."""
+    if "synthetic" not in frame.columns or frame.empty:
+        return frame
+    flag = frame["synthetic"].astype("boolean").fillna(False).astype(bool)
+    if not flag.any():
+        return frame
+    out = frame.copy()
+    out.loc[flag, "dataset"] = out.loc[flag, "dataset"].astype(str) + " [synthetic]"
+    return out
+
+
 def job_table(frame, protocol: dict[str, Any]) -> str:
     """One screen: per fold the report metrics, time and iterations of this job's runs."""
     if frame.empty:
         return "(no runs)"
+    frame = mark_synthetic(frame)
     cols = ["fold", "solver", "params", "status"]
     cols += [m for m in protocol.get("report_metrics", []) if m in frame.columns]
     cols += [c for c in ("train.wall_s", "train.n_iter", "train.peak_mem_mb") if c in frame.columns]
@@ -122,6 +135,7 @@ def sweep_summary(frame, protocol: dict[str, Any]) -> str:
 
     if frame.empty:
         return "no stored records for this sweep"
+    frame = mark_synthetic(frame)
     ok = frame[frame["status"] == "ok"]
     lines = [f"{len(ok)} ok / {len(frame) - len(ok)} failed runs"]
     if ok.empty:
@@ -303,6 +317,8 @@ def results_main(argv: list[str] | None = None) -> int:
         print(f"no records in {store.root}" + (" matching the filters" if any(
             v for v in filters.values()) else ""), file=sys.stderr)
         return 0
+    if args.format == "table":  # csv / json keep the plain name and the synthetic column
+        frame = mark_synthetic(frame)
     if args.select:
         try:
             frame = select_per_fold(frame, args.select)
@@ -336,8 +352,9 @@ def results_main(argv: list[str] | None = None) -> int:
             return 2
         frame = frame.sort_values(keys, kind="mergesort")
     out = frame[cols].copy()
-    if "params" in out.columns and args.format == "table":
-        out["params"] = params_column(out["params"])
+    if args.format == "table":
+        if "params" in out.columns:
+            out["params"] = params_column(out["params"])
     if args.format == "csv":
         sys.stdout.write(out.to_csv(index=False))
     elif args.format == "json":
