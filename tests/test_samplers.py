@@ -114,6 +114,32 @@ def test_indexed_sampler_matches_its_documented_distribution():
     assert chisquare(counts, np.full(len(pairs), len(a) / len(pairs))).pvalue < 1e-12
 
 
+def _sofia_probability(y, qid, i, j):
+    """sofia-ml's rank loop: a uniform over documents of queries with a pair, then b uniform
+    among a's query's documents with another label; both orders."""
+    valid = [q for q in np.unique(qid) if len(np.unique(y[qid == q])) >= 2]
+    n_valid = np.sum(np.isin(qid, valid))
+    n_q = np.sum(qid == qid[i])
+    others = lambda r: n_q - np.sum((qid == qid[r]) & (y == y[r]))  # noqa: E731
+    return (1.0 / others(i) + 1.0 / others(j)) / n_valid
+
+
+def test_sofia_sampler_matches_sofia_ml_rank_loop_distribution():
+    y, qid, qp = _problem()
+    pairs = _brute_pairs(y, qid)
+    expected = np.array([_sofia_probability(y, qid, i, j) for i, j in pairs])
+    assert expected.sum() == pytest.approx(1.0)
+    index = build_pair_index(y, qp)
+    h, l, p = pair_probabilities(index, "sofia")
+    table = {(int(i), int(j)): float(q) for i, j, q in zip(h, l, p, strict=True)}
+    np.testing.assert_allclose([table[pr] for pr in pairs], expected, rtol=1e-12)
+    a, b, _ = draw_pairs(index, "sofia", 300_000, random_state=6)
+    counts = _observed(y, a, b, pairs)
+    assert chisquare(counts, expected * len(a)).pvalue > 1e-3
+    indexed = np.array([_indexed_probability(y, qid, i, j) for i, j in pairs])
+    assert chisquare(counts, indexed * len(a)).pvalue < 1e-12
+
+
 def test_rejection_sampler_only_returns_valid_pairs_uniformly():
     y, qid, qp = _problem()
     pairs = _brute_pairs(y, qid)
@@ -134,7 +160,7 @@ def test_rejection_sampler_only_returns_valid_pairs_uniformly():
 def test_same_seed_same_pairs_and_different_seed_different_pairs():
     y, _, qp = _problem()
     index = build_pair_index(y, qp)
-    for sampler in ("indexed", "uniform", "rejection"):
+    for sampler in ("indexed", "uniform", "rejection", "sofia"):
         a1, b1, _ = draw_pairs(index, sampler, 1000, random_state=11)
         a2, b2, _ = draw_pairs(index, sampler, 1000, random_state=11)
         a3, _, _ = draw_pairs(index, sampler, 1000, random_state=12)

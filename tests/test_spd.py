@@ -160,7 +160,7 @@ def brute_objective(w, X, y, qid, C, loss="hinge"):
 
 
 @pytest.mark.parametrize("learner", list(LEARNERS))
-@pytest.mark.parametrize("sampler", ["indexed", "uniform", "rejection"])
+@pytest.mark.parametrize("sampler", ["indexed", "uniform", "rejection", "sofia"])
 def test_run_equals_python_loop_over_the_same_pairs(learner, sampler):
     X, y, qid = ranking_problem(seed=1)
     n_iter, lam, C = 3000, 0.05, 0.3

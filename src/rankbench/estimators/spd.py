@@ -2,8 +2,9 @@
 
 Learners ``sgd_svm``, ``pegasos``, ``pa1``, ``romma`` (Sculley sect. 3.2) and
 ``sgd_squared_hinge`` (Chapelle & Keerthi Alg. 2); samplers ``indexed`` (the paper's,
-query- and label-pair-normalised), ``uniform`` (exactly uniform over the pairs P) and
-``rejection`` (index-free, also uniform over P).  See rankbench.optim.samplers for the
+query- and label-pair-normalised), ``uniform`` (exactly uniform over the pairs P),
+``rejection`` (index-free, also uniform over P) and ``sofia`` (what sofia-ml's rank loop
+does: a uniform document, then one of another label in its query).  See rankbench.optim.samplers for the
 objective each sampler really minimises and rankbench.optim.pair_steps for the
 update rules.
 
@@ -60,7 +61,7 @@ class SPDRanker(BaseEstimator):
         sets the step size eta_t = 1/(lambda t) and the Pegasos radius 1/sqrt(lambda).
         The equivalent RankSVM constant of Chapelle eq. (1) is C = 1/(lambda |P|).
     n_iter : number of stochastic steps (pairs drawn).
-    sampler : "indexed" (paper, default) | "uniform" | "rejection".
+    sampler : "indexed" (paper, default) | "uniform" | "rejection" | "sofia".
     random_state : int seed (same seed: bit-identical ``coef_``), or None.
     checkpoints : None (no history), "log" (1, 2, 5 x 10^k from 100 up to n_iter) or
         increasing iteration numbers; at each the training objective (O(n log n)) and,

@@ -23,6 +23,15 @@ really minimises, ``lambda/2 ||w||^2 + sum_{p in P} pi(p) hinge_p(w)``:
     n_{q,l} the number of documents of q with label l.  So every query weighs the
     same and, inside a query, every label pair weighs the same (Cao et al.'s query
     normalisation); it equals ``uniform`` only when those counts are all equal.
+``sofia`` (SAMPLER_SOFIA)
+    What sofia-ml's ``--loop_type rank`` code does (StochasticRankLoop), which differs
+    from the paper's description: a document a uniformly among the documents of the
+    queries with a pair, then b uniformly among the documents of a's query whose label
+    differs from a's.  ``pi({a, b}) = (1/(n_q - n_{q,l}) + 1/(n_q - n_{q,m})) / n'``
+    with n' the number of documents of those queries and n_q the size of query q:
+    documents weigh the same, so large queries weigh more than under ``indexed``
+    (sofia-ml also spends a step, without update, whenever a lands in a single-label
+    query; here such documents are never drawn).
 ``rejection`` (SAMPLER_REJECTION)
     Two documents uniformly and independently from all n until they share a query
     and differ in label.  Each accepted ordered pair is equally likely, so this is
@@ -47,8 +56,10 @@ from numba import njit
 SAMPLER_INDEXED = 0
 SAMPLER_UNIFORM = 1
 SAMPLER_REJECTION = 2
+SAMPLER_SOFIA = 3
 
-SAMPLERS = {"indexed": SAMPLER_INDEXED, "uniform": SAMPLER_UNIFORM, "rejection": SAMPLER_REJECTION}
+SAMPLERS = {"indexed": SAMPLER_INDEXED, "uniform": SAMPLER_UNIFORM, "rejection": SAMPLER_REJECTION,
+            "sofia": SAMPLER_SOFIA}
 
 _U53 = 1.0 / 9007199254740992.0  # 2**-53
 
@@ -133,8 +144,9 @@ class PairIndex:
     ``query_group_ptr[k]:query_group_ptr[k+1]`` (labels increasing).  A *block* is a
     (higher group, lower group) couple of one query: ``block_hi``, ``block_lo``,
     with its Walker alias table ``alias_prob`` / ``alias_idx`` for draws with
-    probability ``n_hi n_lo / |P|``.  ``doc_query`` (query position of each row)
-    and ``y`` serve the rejection sampler.
+    probability ``n_hi n_lo / |P|``.  ``pos_group`` (group of each position of
+    ``order``) and ``group_query`` (valid query of each group) serve the ``sofia``
+    sampler; ``doc_query`` (query position of each row) and ``y`` the rejection sampler.
     """
 
     order: np.ndarray
@@ -146,6 +158,8 @@ class PairIndex:
     block_pairs: np.ndarray
     alias_prob: np.ndarray
     alias_idx: np.ndarray
+    pos_group: np.ndarray
+    group_query: np.ndarray
     doc_query: np.ndarray
     y: np.ndarray
     n_pairs: int
@@ -157,7 +171,8 @@ class PairIndex:
     def sampler_arrays(self) -> tuple[np.ndarray, ...]:
         """The arrays every sampling kernel takes, in kernel argument order."""
         return (self.order, self.group_start, self.query_group_ptr, self.block_hi,
-                self.block_lo, self.alias_prob, self.alias_idx, self.doc_query, self.y)
+                self.block_lo, self.alias_prob, self.alias_idx, self.pos_group,
+                self.group_query, self.doc_query, self.y)
 
 
 def build_pair_index(y: np.ndarray, query_ptr: np.ndarray) -> PairIndex:
@@ -205,10 +220,13 @@ def build_pair_index(y: np.ndarray, query_ptr: np.ndarray) -> PairIndex:
     block_hi, block_lo, block_pairs = _blocks(query_group_ptr, counts)
     n_pairs = int(block_pairs.sum())
     alias_prob, alias_idx = alias_table(block_pairs.astype(np.float64))
+    pos_group = np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
+    group_query = np.repeat(np.arange(groups_per_valid.shape[0], dtype=np.int64), groups_per_valid)
     return PairIndex(order=order, group_start=group_start, group_label=group_label,
                      query_group_ptr=query_group_ptr, block_hi=block_hi, block_lo=block_lo,
                      block_pairs=block_pairs, alias_prob=alias_prob, alias_idx=alias_idx,
-                     doc_query=doc_query, y=y, n_pairs=n_pairs)
+                     pos_group=pos_group, group_query=group_query, doc_query=doc_query, y=y,
+                     n_pairs=n_pairs)
 
 
 @njit(cache=True)
@@ -307,6 +325,25 @@ def draw_uniform(st, order, group_start, block_hi, block_lo, alias_prob, alias_i
 
 
 @njit(cache=True, inline="always")
+def draw_sofia(st, order, group_start, query_group_ptr, pos_group, group_query):
+    """sofia-ml's rank loop: a uniform document, b uniform among its query's other labels; O(1)."""
+    pa, st = rng_below(st, order.shape[0])
+    g = pos_group[pa]
+    k = group_query[g]
+    q_lo = group_start[query_group_ptr[k]]
+    q_hi = group_start[query_group_ptr[k + 1]]
+    g_lo = group_start[g]
+    g_hi = group_start[g + 1]
+    # The query's documents are contiguous in ``order`` and a's label group is one block
+    # of them: draw among the others and step over that block.
+    r, st = rng_below(st, (q_hi - q_lo) - (g_hi - g_lo))
+    pb = q_lo + r
+    if pb >= g_lo:
+        pb += g_hi - g_lo
+    return order[pa], order[pb], st
+
+
+@njit(cache=True, inline="always")
 def draw_rejection(st, doc_query, y):
     """Two uniform documents until same query and different labels; O(n^2 / |P|) expected.
 
@@ -324,7 +361,7 @@ def draw_rejection(st, doc_query, y):
 
 @njit(cache=True, inline="always")
 def draw_pair(sampler, st, order, group_start, query_group_ptr, block_hi, block_lo,
-              alias_prob, alias_idx, doc_query, y):
+              alias_prob, alias_idx, pos_group, group_query, doc_query, y):
     """One candidate pair from the sampler coded ``sampler``: (a, b, rejected draws, next state).
 
     a, b are rows of one query with y_a != y_b.
@@ -335,19 +372,24 @@ def draw_pair(sampler, st, order, group_start, query_group_ptr, block_hi, block_
     if sampler == SAMPLER_UNIFORM:
         a, b, st = draw_uniform(st, order, group_start, block_hi, block_lo, alias_prob, alias_idx)
         return a, b, 0, st
+    if sampler == SAMPLER_SOFIA:
+        a, b, st = draw_sofia(st, order, group_start, query_group_ptr, pos_group, group_query)
+        return a, b, 0, st
     return draw_rejection(st, doc_query, y)
 
 
 @njit(cache=True)
 def _draw_pairs_kernel(k, sampler, rng, order, group_start, query_group_ptr, block_hi,
-                       block_lo, alias_prob, alias_idx, doc_query, y, counters):
+                       block_lo, alias_prob, alias_idx, pos_group, group_query, doc_query, y,
+                       counters):
     a_out = np.empty(k, dtype=np.int64)
     b_out = np.empty(k, dtype=np.int64)
     st = rng_load(rng)
     rejected = 0
     for i in range(k):
         a, b, r, st = draw_pair(sampler, st, order, group_start, query_group_ptr, block_hi,
-                                block_lo, alias_prob, alias_idx, doc_query, y)
+                                block_lo, alias_prob, alias_idx, pos_group, group_query,
+                                doc_query, y)
         rejected += r
         a_out[i] = a
         b_out[i] = b
@@ -390,10 +432,14 @@ def pair_probabilities(index: PairIndex, sampler: str) -> tuple[np.ndarray, np.n
         gh, gl = int(index.block_hi[blk]), int(index.block_lo[blk])
         docs_h = index.order[index.group_start[gh]:index.group_start[gh + 1]]
         docs_l = index.order[index.group_start[gl]:index.group_start[gl + 1]]
+        k = int(index.group_query[gh])
         if code == SAMPLER_INDEXED:
-            k = int(np.searchsorted(index.query_group_ptr, gh, side="right") - 1)
             n_lev = int(index.query_group_ptr[k + 1] - index.query_group_ptr[k])
             p = 2.0 / (n_valid * n_lev * (n_lev - 1) * docs_h.size * docs_l.size)
+        elif code == SAMPLER_SOFIA:
+            n_q = int(index.group_start[index.query_group_ptr[k + 1]]
+                      - index.group_start[index.query_group_ptr[k]])
+            p = (1.0 / (n_q - docs_h.size) + 1.0 / (n_q - docs_l.size)) / index.order.shape[0]
         else:
             p = 1.0 / index.n_pairs
         hh, ll = np.meshgrid(docs_h, docs_l, indexing="ij")

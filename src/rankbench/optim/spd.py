@@ -27,8 +27,8 @@ from rankbench.optim.samplers import (
 
 @njit(cache=True)
 def spd_segment_dense(X, n_steps, learner, lam, C, sampler, order, group_start,
-                      query_group_ptr, block_hi, block_lo, alias_prob, alias_idx,
-                      doc_query, y, rng, v, fstate, counters):
+                      query_group_ptr, block_hi, block_lo, alias_prob, alias_idx, pos_group,
+                      group_query, doc_query, y, rng, v, fstate, counters):
     """Run ``n_steps`` SPD steps on dense X; O(n_steps d).
 
     State carried over between calls: ``v``, ``fstate = [scale, ||v||^2]``, the RNG
@@ -42,7 +42,8 @@ def spd_segment_dense(X, n_steps, learner, lam, C, sampler, order, group_start,
     added = 0
     for _ in range(n_steps):
         a, b, r, st = draw_pair(sampler, st, order, group_start, query_group_ptr, block_hi,
-                                block_lo, alias_prob, alias_idx, doc_query, y)
+                                block_lo, alias_prob, alias_idx, pos_group, group_query,
+                                doc_query, y)
         rejected += r
         t += 1
         yab = 1.0 if y[a] > y[b] else -1.0
@@ -59,7 +60,8 @@ def spd_segment_dense(X, n_steps, learner, lam, C, sampler, order, group_start,
 @njit(cache=True)
 def spd_segment_sparse(data, indices, indptr, n_steps, learner, lam, C, sampler, order,
                        group_start, query_group_ptr, block_hi, block_lo, alias_prob,
-                       alias_idx, doc_query, y, rng, v, fstate, counters):
+                       alias_idx, pos_group, group_query, doc_query, y, rng, v, fstate,
+                       counters):
     """Run ``n_steps`` SPD steps on CSR X; O(n_steps * (nnz(a) + nnz(b)))."""
     st = rng_load(rng)
     scale = fstate[0]
@@ -69,7 +71,8 @@ def spd_segment_sparse(data, indices, indptr, n_steps, learner, lam, C, sampler,
     added = 0
     for _ in range(n_steps):
         a, b, r, st = draw_pair(sampler, st, order, group_start, query_group_ptr, block_hi,
-                                block_lo, alias_prob, alias_idx, doc_query, y)
+                                block_lo, alias_prob, alias_idx, pos_group, group_query,
+                                doc_query, y)
         rejected += r
         t += 1
         yab = 1.0 if y[a] > y[b] else -1.0
