@@ -127,7 +127,7 @@ def timing_rows(quick: bool) -> list[dict]:
     tr = load_fold("OHSUMED", 1, "train")
     rows = []
     for learner in LEARNERS + ("sgd_squared_hinge",):
-        for sampler in ("indexed", "uniform", "rejection"):
+        for sampler in ("indexed", "uniform", "rejection", "sofia"):
             if quick and sampler != "indexed":
                 continue
             wall, cpu = spd_steps_seconds(tr.X, tr.y, tr.query_ptr, 100_000, learner, sampler)
