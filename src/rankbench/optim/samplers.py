@@ -40,7 +40,7 @@ really minimises, ``lambda/2 ||w||^2 + sum_{p in P} pi(p) hinge_p(w)``:
     expected number of draws per pair is ``n^2 / (2 |P|)``.
 
 Queries whose documents all share one label contribute no pair and are never
-sampled by ``indexed`` or ``uniform``.
+sampled by the index-based samplers (``indexed``, ``uniform``, ``sofia``).
 
 The generator is xoshiro256** (Blackman & Vigna) with its 4-word state in a uint64
 array, so a run can be cut into segments (checkpoints) and continued bit-identically.
