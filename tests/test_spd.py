@@ -314,8 +314,11 @@ def test_checkpoint_history_reports_the_objective_without_changing_the_run(learn
     Xe, ye, qe = ranking_problem(seed=11)
     kw = dict(learner=learner, lam=0.01, n_iter=5000, random_state=3)
     plain = SPDRanker(**kw).fit(X, y, qid)
-    tracked = SPDRanker(checkpoints=[10, 1000], **kw).fit(X, y, qid, eval_set=(Xe, ye, qe))
+    tracked = SPDRanker(checkpoints=[10, 1000], keep_coef_history=True, **kw).fit(
+        X, y, qid, eval_set=(Xe, ye, qe))
     assert np.array_equal(plain.coef_, tracked.coef_)
+    assert np.array_equal(tracked.history_[-1]["coef"], tracked.coef_)
+    assert "coef" not in SPDRanker(checkpoints=[10], **kw).fit(X, y, qid).history_[0]
     hist = tracked.history_
     assert [h["iteration"] for h in hist] == [10, 1000, 5000]
     assert all(h1["elapsed"] >= h0["elapsed"] for h0, h1 in zip(hist, hist[1:], strict=False))

@@ -69,12 +69,14 @@ class SPDRanker(BaseEstimator):
         restarting the run.
     C : PA-I aggressiveness, tau = min(C, loss / ||x||^2) (> 0; only read by ``pa1``).
     eval_set : optional (X, y, qid) evaluated at the checkpoints.
+    keep_coef_history : also store w (as a list) in each history row, so a report can
+        score any split afterwards.
     """
 
     def __init__(self, learner: str = "pegasos", lam: float = 1e-3, n_iter: int = 100_000,
                  sampler: str = "indexed", random_state: int | None = 0,
                  checkpoints: str | Iterable[int] | None = None, C: float = 1.0,
-                 eval_set: tuple | None = None):
+                 eval_set: tuple | None = None, keep_coef_history: bool = False):
         self.learner = learner
         self.lam = lam
         self.n_iter = n_iter
@@ -83,6 +85,7 @@ class SPDRanker(BaseEstimator):
         self.checkpoints = checkpoints
         self.C = C
         self.eval_set = eval_set
+        self.keep_coef_history = keep_coef_history
 
     # -- parameter checks (all before any kernel runs) --------------------------------
     def _checked_params(self) -> tuple[str, float, int, str, float, list[int]]:
@@ -186,6 +189,8 @@ class SPDRanker(BaseEstimator):
                     1.0 / (lam * n_eval_pairs), loss=loss))
             row["eval_map"] = float(mean_average_precision(eval_data.y, scores, eval_data.qid))
             row["eval_ndcg@10"] = float(ndcg_at_k(eval_data.y, scores, eval_data.qid, k=10))
+        if self.keep_coef_history:
+            row["coef"] = w.tolist()
         row["eval_seconds"] = time.perf_counter() - t
         return row
 
