@@ -181,6 +181,11 @@ def test_results_select_matches_select_per_fold(filled_store, capsys):
     assert lines[1:] == expected
 
 
+def test_results_compare_needs_two_solvers(filled_store, capsys):
+    assert results_main(["--store", str(filled_store), "--compare"]) == 0
+    assert "nothing to compare" in capsys.readouterr().err
+
+
 def test_results_reports_a_corrupt_file_by_name(filled_store, capsys):
     bad = next(ResultStore(filled_store).files())
     bad.write_text(bad.read_text()[:100])  # truncated

@@ -217,6 +217,40 @@ def test_selection_averages_seeds_before_choosing():
     assert list(select_per_fold(frame[frame["seed"] == 0])["params.C"]) == [1.0]
 
 
+def _pq_record(i, solver, fold, c, vali, qids, values):
+    return {"run_id": f"{i:040x}", "status": "ok", "experiment": "e", "dataset": "d",
+            "variant": None, "fold": fold, "solver": solver, "params": {"C": c}, "seed": 0,
+            "metrics": {"vali": {"ndcg@10": vali},
+                        "test": {"ndcg@10": float(np.nanmean(np.array(values, dtype=float)))}},
+            "per_query": {"test": {"qid": qids, "ndcg@10": values}}}
+
+
+def test_compare_selected_pairs_the_selected_runs_per_query():
+    from rankbench.runner import compare_selected
+
+    recs, i = [], 0
+    for fold, qids in ((1, [1, 2, 3, 4, 5]), (2, [6, 7, 8, 9, 10])):
+        base = [0.1 * q for q in qids]
+        # solver a: the selected C (vali 0.9) is better by 0.05 on every query; the other C worse
+        recs.append(_pq_record(i, "a", fold, 1.0, 0.9, qids, [v + 0.05 for v in base]))
+        recs.append(_pq_record(i + 1, "a", fold, 2.0, 0.1, qids, [v - 0.5 for v in base]))
+        recs.append(_pq_record(i + 2, "b", fold, 1.0, 0.5, qids, base))
+        # solver c equals b except one undefined query (left out of the pair)
+        recs.append(_pq_record(i + 3, "c", fold, 1.0, 0.5, qids, base[:-1] + [None]))
+        i += 4
+    out = compare_selected(recs).set_index(["solver_a", "solver_b"])
+    ab = out.loc[("a", "b")]
+    assert ab["n_queries"] == 10
+    assert ab["a.ndcg@10"] == pytest.approx(np.mean([0.1 * q + 0.05 for q in range(1, 11)]))
+    assert ab["difference"] == pytest.approx(0.05)
+    # all ten differences equal: only the two all-same-sign flips are as extreme (2 / 2^10)
+    assert ab["p_value"] == pytest.approx(2 / 1024, abs=0.004)
+    bc = out.loc[("b", "c")]
+    assert bc["n_queries"] == 8 and bc["difference"] == 0 and bc["p_value"] == 1.0
+    only = compare_selected(recs, baseline="b")
+    assert sorted(zip(only["solver_a"], only["solver_b"], strict=True)) == [("b", "a"), ("b", "c")]
+
+
 def test_mean_over_folds():
     frame = _frame([(1, 1e-4, 0.5, 0.4, "ok"), (2, 1e-4, 0.5, 0.2, "ok"), (1, 1.0, 0.5, 0.9, "ok"),
                     (2, 1.0, 0.5, 0.0, "failed")])

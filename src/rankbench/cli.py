@@ -276,6 +276,12 @@ def results_parser() -> argparse.ArgumentParser:
     p.add_argument("--select", nargs="?", const="vali.ndcg@10", metavar="METRIC",
                    help="model selection per fold on METRIC (default vali.ndcg@10)")
     p.add_argument("--mean", action="store_true", help="mean over folds per parameter set")
+    p.add_argument("--compare", action="store_true",
+                   help="paired randomization test between the solvers' per-fold selected models "
+                        "(per-query test values; selection on --select METRIC, default vali.ndcg@10)")
+    p.add_argument("--baseline", metavar="SOLVER", help="with --compare: every solver against this one")
+    p.add_argument("--query-metric", default="ndcg@10", choices=["ndcg@10", "map", "auc"],
+                   help="with --compare: the per-query test metric (default ndcg@10)")
     p.add_argument("--errors", action="store_true", help="show the first line of each failed run's error")
     p.add_argument("--sort", help="comma-separated sort columns")
     p.add_argument("--format", choices=["table", "csv", "json"], default="table")
@@ -319,7 +325,22 @@ def results_main(argv: list[str] | None = None) -> int:
         return 0
     if args.format == "table":  # csv / json keep the plain name and the synthetic column
         frame = mark_synthetic(frame)
-    if args.select:
+    if args.compare:
+        from rankbench.runner import compare_selected
+
+        try:
+            frame = compare_selected(records, args.select or "vali.ndcg@10", args.query_metric,
+                                     args.baseline)
+        except ValueError as exc:
+            print(f"rankbench results: {exc}", file=sys.stderr)
+            return 2
+        if frame.empty:
+            print("nothing to compare: needs two solvers with selected runs on one data set"
+                  + (f", one of them {args.baseline!r}" if args.baseline else ""), file=sys.stderr)
+            return 0
+        args.select = None  # the rows are pairs of solvers, not folds
+        default = list(frame.columns)
+    elif args.select:
         try:
             frame = select_per_fold(frame, args.select)
         except ValueError as exc:
