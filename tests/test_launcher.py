@@ -70,8 +70,9 @@ def ray_head():
            f"--dashboard-agent-listen-port={_free_port()}",
            f"--ray-client-server-port={_free_port()}", f"--temp-dir={tmp}",
            "--disable-usage-stats"]
+    # cwd: Ray workers inherit it; nothing of theirs should land in the repository
     head = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+                            start_new_session=True, cwd=tmp)
     try:
         deadline = time.monotonic() + 90
         while "Ray runtime started" not in (Path(tmp) / "head.log").read_text():
@@ -114,6 +115,8 @@ def test_ray_cluster_sweep_delivers_every_record_once(tmp_path, ray_head):
     assert f"Connecting to existing Ray cluster at address: {address}" in err
     check_every_record_once(store, pid)
     assert "6 ok / 0 failed runs" in out
+    # Hydra's job folders land under the submitting directory, whatever the worker's cwd
+    assert len(list((tmp_path / "results" / "_scratch" / "hydra" / "multirun").glob("*/*/[0-9]"))) == 3
 
 
 @pytest.mark.slow
@@ -126,3 +129,5 @@ def test_submitit_launcher_local_executor(tmp_path):
     assert rc == 0, err[-3000:]
     check_every_record_once(store, pid)
     assert "6 ok / 0 failed runs" in out
+    # Hydra's job folders land under the submitting directory, whatever the worker's cwd
+    assert len(list((tmp_path / "results" / "_scratch" / "hydra" / "multirun").glob("*/*/[0-9]"))) == 3

@@ -17,10 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
+from omegaconf import OmegaConf
 
 from rankbench.config import ConfigError, build_specs, resolve_path, validate
 
 log = logging.getLogger("rankbench")
+
+# The directory rankbench was started in, for paths in conf/ (Hydra's job folders). Cached,
+# and Hydra hands each job its driver's resolver cache, so a remote worker (Ray, Slurm)
+# with another working directory resolves the same folder.
+OmegaConf.register_new_resolver("rankbench_launch_dir", os.getcwd, use_cache=True, replace=True)
 
 DEFAULT_COLUMNS = ["experiment", "dataset", "fold", "solver", "params", "status",
                    "test.ndcg@10", "test.map", "train.wall_s", "train.n_iter"]
