@@ -149,6 +149,14 @@ def test_invalid_configs_are_refused_with_a_clear_message(toy_conf, overrides, m
     assert message in str(err.value)
 
 
+def test_spd_sampler_name_is_checked_before_fit():
+    cfg = composed(["solver=spd_pegasos", "solver.sampler=bogus", "solver.lam=-1"])
+    with pytest.raises(ConfigError) as err:
+        validate(cfg, check_data=False)
+    assert "solver.sampler must be one of" in str(err.value) and "'indexed'" in str(err.value)
+    assert "solver.lam must be a positive finite number, got -1" in str(err.value)
+
+
 def test_all_problems_reported_at_once(tmp_path):
     cfg = composed(["dataset=ohsumed", "solver=prsvm_plus", "solver.C=-1", f"data_root={tmp_path}",
                     "protocol.mode=nope", *TOYS])

@@ -154,6 +154,12 @@ def check_params(params: dict[str, Any], prefix: str = "solver") -> list[str]:
                 problems.append(f"{prefix}.{k} must be an integer >= 1, got {v!r}")
         if k == "num_leaves" and (isinstance(v, bool) or not isinstance(v, int) or v < 2):
             problems.append(f"{prefix}.num_leaves must be an integer >= 2, got {v!r}")
+        if k == "sampler" and v is not None:
+            # SPD builds its sampler only in fit: check the name here, before any work
+            from rankbench.optim.samplers import SAMPLERS
+
+            if v not in SAMPLERS:
+                problems.append(f"{prefix}.sampler must be one of {sorted(SAMPLERS)}, got {v!r}")
         if k == "early_stopping_rounds" and v is not None and (
             isinstance(v, bool) or not isinstance(v, int) or v < 1
         ):
