@@ -223,6 +223,12 @@ class SweepSummary(Callback):
         self.run_ids = ids
         print(f"rankbench: sweep of {len(jobs)} job(s), {len(ids)} run(s); store {self.store}",
               file=sys.stderr)
+        if len(set(ids)) < len(ids):
+            # e.g. solver.C=1e-4,0.0001: equal values spelt twice; with a parallel launcher
+            # both jobs would run them (harmless for the store, wasted time)
+            print(f"rankbench: warning: {len(ids) - len(set(ids))} run(s) appear in more than one "
+                  "job (same dataset, solver, params, fold, seed): check the sweep's values",
+                  file=sys.stderr)
 
     def on_multirun_end(self, config, **kwargs: Any) -> None:
         """Print the model selection over this sweep's stored records."""
