@@ -108,29 +108,17 @@ class RankingData:
         Raises ValueError with the problem named: shape mismatch, NaN/inf in X,
         non-integer or non-finite labels, empty input.
         """
-        X = _as_matrix(X, copy=copy)
-        y = np.asarray(y)
+        X = check_feature_matrix(X, copy=copy)
         n = X.shape[0]
         if n == 0:
             raise ValueError("empty input: X has no rows")
-        if y.ndim != 1 or y.shape[0] != n:
-            raise ValueError(f"y must be 1-D with one label per row of X ({n}), got shape {y.shape}")
-        if y.dtype.kind == "f":
-            if not np.all(np.isfinite(y)):
-                raise ValueError(f"y contains NaN or inf (first at row {_first_bad(y)})")
-            if not np.all(y == np.round(y)):
-                bad = int(np.flatnonzero(y != np.round(y))[0])
-                raise ValueError(f"labels must be integers (relevance levels); row {bad} has {y[bad]!r}")
-        elif y.dtype.kind not in "iub":
-            raise ValueError(f"labels must be integers, got dtype {y.dtype}")
-        y = y.astype(np.int64)
+        y = check_labels(y, n)
         if qid is None:
             qid = np.zeros(n, dtype=np.int64)
         else:
             qid = np.asarray(qid)
             if qid.ndim != 1 or qid.shape[0] != n:
                 raise ValueError(f"qid must be 1-D with one id per row of X ({n}), got shape {qid.shape}")
-        _check_finite_X(X)
         order, ptr = group_by_query(qid)
         meta = dict(meta or {})
         if order is not None:
@@ -168,16 +156,36 @@ def group_by_query(qid: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
     return order, ptr
 
 
-def _as_matrix(X: Any, copy: bool) -> ArrayOrCSR:
+def check_feature_matrix(X: Any, n_features: int | None = None, *, copy: bool = False) -> ArrayOrCSR:
+    """X as float64 C-contiguous ndarray or CSR (sorted indices); ValueError for bad shape, NaN/inf, width. O(nnz)."""
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=copy)
         X.sum_duplicates()
         X.sort_indices()
-        return X
-    X = np.array(X, dtype=np.float64, copy=copy or None, order="C")
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D (documents x features), got {X.ndim}-D")
+    else:
+        X = np.array(X, dtype=np.float64, copy=copy or None, order="C")
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D (documents x features), got {X.ndim}-D")
+    _check_finite_X(X)
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {n_features}")
     return X
+
+
+def check_labels(y: Any, n: int) -> np.ndarray:
+    """Relevance labels as int64, one per document; ValueError for NaN, non-integers, wrong length."""
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"y must be 1-D with one label per row of X ({n}), got shape {y.shape}")
+    if y.dtype.kind == "f":
+        if not np.all(np.isfinite(y)):
+            raise ValueError(f"y contains NaN or inf (first at row {_first_bad(y)})")
+        if not np.all(y == np.round(y)):
+            bad = int(np.flatnonzero(y != np.round(y))[0])
+            raise ValueError(f"labels must be integers (relevance levels); row {bad} has {y[bad]!r}")
+    elif y.dtype.kind not in "iub":
+        raise ValueError(f"labels must be integers, got dtype {y.dtype}")
+    return y.astype(np.int64)
 
 
 def _check_finite_X(X: ArrayOrCSR) -> None:

@@ -18,11 +18,10 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from rankbench.boosting.lambdas import MAUC_DELTAS, METRICS, NDCG_DELTAS
-from rankbench.data.ranking_data import RankingData
+from rankbench.data.ranking_data import RankingData, check_feature_matrix
 from rankbench.estimators.registry import register_solver
 
 
@@ -45,21 +44,6 @@ def _ranking_data(X: Any, y: Any, qid: Any, what: str) -> RankingData:
     if data.y.max() > 30:
         raise ValueError(f"{what}: relevance labels above 30 are not supported (gain 2^y - 1)")
     return data
-
-
-def _feature_matrix(X: Any) -> Any:
-    """X as float64 CSR or 2-D ndarray; ValueError for other shapes and for NaN / inf."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        values = X.data
-    else:
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D (documents x features), got {X.ndim}-D")
-        values = X
-    if not np.all(np.isfinite(values)):
-        raise ValueError("X contains NaN or inf")
-    return X
 
 
 def _check_eval_set(eval_set: Any) -> tuple[Any, Any, Any]:
@@ -162,9 +146,7 @@ class _TreeParams(BaseEstimator):
         """Raw scores of the first ``best_iteration_`` trees; O(n * trees * depth)."""
         if not hasattr(self, "booster_"):
             raise ValueError(f"{type(self).__name__} is not fitted: call fit first")
-        Xm = _feature_matrix(X)
-        if Xm.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {Xm.shape[1]} features, the model was fitted on {self.n_features_in_}")
+        Xm = check_feature_matrix(X, self.n_features_in_)
         return self.booster_.predict(Xm, num_iteration=self.best_iteration_, raw_score=True)
 
     def predict(self, X: Any) -> np.ndarray:

@@ -18,7 +18,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import pairwise_kernels
 from threadpoolctl import threadpool_limits
 
-from rankbench.data.ranking_data import RankingData
+from rankbench.data.ranking_data import RankingData, check_feature_matrix
 from rankbench.estimators.registry import register_solver
 from rankbench.objective import LOSSES, ORACLES, make_oracle, pairs_with_margin
 from rankbench.objective.base import check_C
@@ -256,14 +256,7 @@ class RankSVM(BaseEstimator):
         """Scores w.x (after the kernel map when ``kernel`` is set); O(nnz(X))."""
         if not hasattr(self, "coef_"):
             raise ValueError("RankSVM is not fitted: call fit(X, y, qid) first")
-        if sp.issparse(X):
-            X = sp.csr_matrix(X, dtype=np.float64)
-        else:
-            X = np.asarray(X, dtype=np.float64)
-            if X.ndim != 2:
-                raise ValueError(f"X must be 2-D, got {X.ndim}-D")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; the model was fitted with {self.n_features_in_}")
+        X = check_feature_matrix(X, self.n_features_in_)
         if self.kernel_map_ is not None:
             X = self.kernel_map_.transform(X)
         return np.asarray(X @ self.coef_).ravel()

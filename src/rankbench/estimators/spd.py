@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from rankbench.data.ranking_data import RankingData
+from rankbench.data.ranking_data import RankingData, check_feature_matrix
 from rankbench.estimators.registry import register_solver
 from rankbench.optim.pair_steps import LEARNERS
 from rankbench.optim.samplers import SAMPLERS, build_pair_index, seed_rng_state
@@ -199,15 +199,7 @@ class SPDRanker(BaseEstimator):
         """Scores <w, x> of each row of X; O(nnz(X))."""
         if not hasattr(self, "coef_"):
             raise ValueError("this SPDRanker is not fitted yet: call fit(X, y, qid) first")
-        if sp.issparse(X):
-            X = sp.csr_matrix(X)
-        else:
-            X = np.asarray(X, dtype=np.float64)
-            if X.ndim != 2:
-                raise ValueError(f"X must be 2-D (documents x features), got {X.ndim}-D")
-        if X.shape[1] != self.coef_.shape[0]:
-            raise ValueError(f"X has {X.shape[1]} features, the model was fitted with "
-                             f"{self.coef_.shape[0]}")
+        X = check_feature_matrix(X, self.coef_.shape[0])
         return np.asarray(X @ self.coef_, dtype=np.float64).ravel()
 
     predict = decision_function

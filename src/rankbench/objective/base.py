@@ -12,34 +12,16 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from rankbench.data.ranking_data import check_feature_matrix, check_labels
 from rankbench.objective.losses import loss_pieces, rescaling_matrices
 from rankbench.objective.query_levels import QueryLevels
 
 
 def check_problem(X, y, query_ptr) -> tuple[object, np.ndarray, np.ndarray]:
     """Validate (X, y, query_ptr) before any kernel runs; ValueError naming the problem."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        if not X.has_sorted_indices:
-            X = X.sorted_indices()
-        data = X.data
-    else:
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D (documents x features), got {X.ndim}-D")
-        data = X
-    if not np.all(np.isfinite(data)):
-        raise ValueError("X contains NaN or inf")
+    X = check_feature_matrix(X)
     n = X.shape[0]
-    y = np.asarray(y)
-    if y.ndim != 1 or y.shape[0] != n:
-        raise ValueError(f"y must be 1-D with one label per row of X ({n}), got shape {y.shape}")
-    if y.dtype.kind == "f":
-        if not np.all(np.isfinite(y)) or not np.all(y == np.round(y)):
-            raise ValueError("labels must be finite integers (relevance levels)")
-    elif y.dtype.kind not in "iub":
-        raise ValueError(f"labels must be integers, got dtype {y.dtype}")
-    y = y.astype(np.int64)
+    y = check_labels(y, n)
     if query_ptr is None:
         query_ptr = np.array([0, n], dtype=np.int64)
     query_ptr = np.asarray(query_ptr)
