@@ -50,3 +50,40 @@ def test_subset_queries():
     s = d.subset_queries(np.array([2, 0]))
     assert s.qid.tolist() == [3, 3, 1, 1]
     assert s.query_ptr.tolist() == [0, 2, 4]
+
+
+def test_check_feature_matrix_names_the_row_and_the_width():
+    from rankbench.data.ranking_data import check_feature_matrix
+
+    X = np.ones((3, 2))
+    X[2, 1] = np.inf
+    with pytest.raises(ValueError, match="first at row 2"):
+        check_feature_matrix(X)
+    with pytest.raises(ValueError, match="first at row 1"):
+        check_feature_matrix(sp.csr_matrix(np.array([[1.0, 0], [0, np.nan]])))
+    with pytest.raises(ValueError, match="3 features, the model was fitted with 2"):
+        check_feature_matrix(np.ones((2, 3)), 2)
+
+
+@pytest.mark.parametrize("name", ["RankSVM", "SPDRanker", "LambdaMART"])
+def test_every_estimator_rejects_nan_at_predict_time(name):
+    import rankbench
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    params = {"LambdaMART": {"n_estimators": 2, "min_data_in_leaf": 5},
+              "SPDRanker": {"n_iter": 100}}.get(name, {})
+    est = getattr(rankbench, name)(**params).fit(X, y)
+    X[5, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN or inf"):
+        est.decision_function(X)
+
+
+def test_lambdamart_too_little_data_is_a_clear_error_not_a_lightgbm_abort():
+    import rankbench
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    with pytest.raises(ValueError, match="no feature can be split with 40 training documents"):
+        rankbench.LambdaMART(n_estimators=2, min_data_in_leaf=20).fit(X, (X[:, 0] > 0).astype(int))

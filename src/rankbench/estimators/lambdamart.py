@@ -131,9 +131,18 @@ class _TreeParams(BaseEstimator):
         params = {**self._lgb_params(), **obj_params, "objective": objective}
         recorder.start()
         t0 = time.perf_counter()
-        booster = lgb.train(params, train_set, num_boost_round=int(self.n_estimators),
-                            valid_sets=valid_sets, valid_names=["vali"] * len(valid_sets),
-                            feval=fevals or None, callbacks=callbacks)
+        try:
+            booster = lgb.train(params, train_set, num_boost_round=int(self.n_estimators),
+                                valid_sets=valid_sets, valid_names=["vali"] * len(valid_sets),
+                                feval=fevals or None, callbacks=callbacks)
+        except lgb.basic.LightGBMError as exc:
+            if "num_features" not in str(exc):
+                raise
+            # LightGBM drops every feature it cannot split on; with none left it aborts deep inside.
+            raise ValueError(
+                f"no feature can be split with {train_set.num_data()} training documents and "
+                f"min_data_in_leaf={self.min_data_in_leaf}: lower min_data_in_leaf or give "
+                "more data") from exc
         self.fit_time_ = time.perf_counter() - t0
         self.booster_ = booster
         self.history_ = recorder.rows
