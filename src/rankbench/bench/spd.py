@@ -58,7 +58,7 @@ def _letor3_test_map(path: Path, sheet: str) -> dict[int, float]:
     with warnings.catch_warnings():
         # pandas 3 deprecates its xlrd engine; LETOR 3.0 ships legacy .xls files only.
         warnings.simplefilter("ignore")
-        df = pd.read_excel(path, sheet_name=sheet, header=None)
+        df = pd.read_excel(path, sheet_name=sheet, header=None, engine="xlrd")
     col0 = df[0].astype(str).str.strip()
     col1 = df[1].astype(str).str.strip()
     # The first "Folds | MAP" table belongs to "Performance on testing set".
