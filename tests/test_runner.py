@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import numpy as np
 import pandas as pd
@@ -279,5 +280,8 @@ def test_peak_memory_sees_a_large_allocation():
     with PeakMemory(interval=0.001) as mem:
         block = np.ones(40 * 2**20 // 8)  # 40 MB, touched
         block.sum()
+        # hold it across several sampling intervals: a block freed within one GIL slice
+        # is below what any sampler can see (the ru_maxrss test covers that case)
+        time.sleep(0.05)
         del block
     assert mem.peak_mb - mem.start_mb >= 30
