@@ -151,13 +151,17 @@ def c_sweep_figure(ctx: RenderContext) -> Artefact:
             ax.set_xlabel("C")
             ax.grid(True, which="both", alpha=0.3)
         ax_t.set_yscale("log")
+        if ax_t.has_data():  # head room so the legend does not hide the paper's points
+            lo, hi = ax_t.get_ylim()
+            ax_t.set_ylim(lo, hi * 40)
         ax_t.set_ylabel("training time, sum over folds (s)")
         ax_n.set_ylabel("mean test NDCG@10")
         for ax in (ax_t, ax_n):
             if ax.get_legend_handles_labels()[0]:
                 handles, labels = ax.get_legend_handles_labels()
                 uniq = dict(zip(labels, handles, strict=True))
-                ax.legend(uniq.values(), uniq.keys(), fontsize=7)
+                ax.legend(uniq.values(), uniq.keys(), fontsize=7,
+                          loc="upper left" if ax is ax_t else "best")
     fig.tight_layout()
     runs = [r for r in plan.runs if r.dataset_key in datasets]
     caption = build_caption(ctx, runs, ["Stars: the paper's Table 3 values at its best C "
