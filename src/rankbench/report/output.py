@@ -23,8 +23,10 @@ def fmt(v: Any, digits: int = 4) -> str:
     if isinstance(v, float):
         if math.isnan(v):
             return MISSING
-        if v != 0 and (abs(v) >= 1e7 or abs(v) < 1e-3):
+        if v != 0 and (abs(v) >= 1e7 or abs(v) < 1e-5):
             return f"{v:.{digits - 1}e}"
+        if v != 0 and abs(v) < 1e-3:
+            return f"{v:.2g}"
         if abs(v) >= 1000:
             return f"{v:,.0f}"
         return f"{v:.{digits}g}" if abs(v) >= 1 else f"{v:.{digits}f}".rstrip("0").rstrip(".")
