@@ -22,6 +22,9 @@ def write_index(out_dir: str | Path, artefacts: list[Artefact], header: list[str
     """Write ``<out_dir>/README.md`` indexing ``artefacts``; returns its path."""
     out_dir = Path(out_dir)
     lines = ["# Reproduced tables and figures", "", *header, ""]
+    if (out_dir / "DISCUSSION.md").is_file():  # hand-written reading of a committed full run
+        lines += ["Gaps between the papers and these numbers are discussed in "
+                  "[DISCUSSION.md](DISCUSSION.md) (written for the committed full run).", ""]
     lines += ["| artefact | kind | status | files |", "|---|---|---|---|"]
     for a in artefacts:
         links = ", ".join(f"[{p.suffix[1:]}]({p.relative_to(out_dir).as_posix()})" for p in a.files)
