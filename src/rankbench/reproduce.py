@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -137,6 +138,13 @@ def main(argv: list[str] | None = None) -> int:
             failed = sum(r["status"] != "ok" for r in records)
             print(f"  {tag}: {len(records)} runs in {timings[tag]:.1f} s"
                   + (f", {failed} FAILED (see their records' error)" if failed else ""))
+    timings_file = results / "timings.json"
+    ran = {t: s for t, s in timings.items() if s > 1.0}
+    if ran:  # keep the wall times of the last invocation that trained, for the index
+        results.mkdir(parents=True, exist_ok=True)
+        timings_file.write_text(json.dumps({
+            "finished": generated_stamp(), "train_s_total": round(sum(timings.values()), 1),
+            "experiments_s": {t: round(s, 1) for t, s in timings.items()}}, indent=1) + "\n")
     counts = attach_records(plans, store)
     artefacts = render_all(papers, plans, results, quick=args.quick,
                            data_root=Path(data_root) if data_root else None)
@@ -147,9 +155,12 @@ def main(argv: list[str] | None = None) -> int:
         + (f", {counts['corrupt']} corrupt record files skipped" if counts["corrupt"] else "") + ").",
         f"Data root: {data_root or 'not set'}. Experiments: `{_rel(exp_dir, results)}`.",
     ]
-    if timings:
-        header.append("Experiment wall times this invocation: " +
-                      ", ".join(f"{t} {s:.0f} s" for t, s in timings.items()) + ".")
+    if timings_file.is_file():
+        last = json.loads(timings_file.read_text())
+        header.append(
+            f"Last invocation that trained ({last['finished']}): {last['train_s_total']:.0f} s of "
+            "runs; per experiment: "
+            + ", ".join(f"{t} {s:.0f} s" for t, s in last["experiments_s"].items()) + ".")
     if args.quick:
         header.append("QUICK MODE: small synthetic stand-ins and reduced grids; the numbers are "
                       "a smoke test, not a reproduction.")
