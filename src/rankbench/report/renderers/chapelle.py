@@ -212,8 +212,11 @@ def auc_scaling_figure(ctx: RenderContext) -> Artefact:
         ax_t.annotate(" cap: " + ", ".join(names), (n_max, 0.02), xycoords=("data", "axes fraction"),
                       fontsize=6, color="0.35", rotation=90, va="bottom")
     if anchor is not None:
-        xs = np.array([anchor[0], anchor[2]], dtype=float)  # over PRSVM+'s range only
+        t_max = max(r["train_wall_s"] for r in data_rows if r["train_wall_s"] is not None)
         for power, style in ((1, "--"), (2, "-.")):
+            # over PRSVM+'s range, stopped where the guide leaves the measured times' scale
+            x_end = min(anchor[2], anchor[0] * (10 * t_max / anchor[1]) ** (1 / power))
+            xs = np.geomspace(anchor[0], max(x_end, anchor[0] * 1.01), 20)
             ax_t.plot(xs, anchor[1] * (xs / xs[0]) ** power, color="0.6", linestyle=style,
                       linewidth=0.8, label=f"slope n^{power}")
     ax_t.axvspan(1200, 19200, color="0.9", zorder=0, label="paper's range of n")
