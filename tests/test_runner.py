@@ -285,3 +285,28 @@ def test_peak_memory_sees_a_large_allocation():
         time.sleep(0.05)
         del block
     assert mem.peak_mb - mem.start_mb >= 30
+
+
+def test_history_runs_get_a_test_curve_and_graded_data_class_aucs():
+    from rankbench.data import load_fold
+
+    s = {"experiment": "t", "dataset": "synthetic", "fold": 1, "solver": "spd_pegasos",
+         "params": {"lam": 1e-2, "n_iter": 2000, "checkpoints": [100, 1000, 2000]},
+         "data_params": {"n_queries": 30, "n_levels": 3}, "record_history": True}
+    rec = run_one(s)
+    assert rec["status"] == "ok", rec["error"]
+    # the test split fed the SPD convergence curve (evaluation only)
+    assert [h["iteration"] for h in rec["history"]] == [100, 1000, 2000]
+    assert all(np.isfinite(h["eval_objective"]) for h in rec["history"])
+    # class-reference AUC: per query, class c against the rest, mean over defined queries
+    from rankbench.estimators.registry import make_solver
+
+    train, test = (load_fold("synthetic", 1, split, n_queries=30, n_levels=3)
+                   for split in ("train", "test"))
+    est = make_solver("spd_pegasos", s["params"]).fit(train.X, train.y, train.qid)
+    scores = est.decision_function(test.X)
+    for c in (1, 2):
+        per_q = [brute_auc((test.y[a:b] == c).astype(int), scores[a:b])
+                 for a, b in zip(test.query_ptr[:-1], test.query_ptr[1:], strict=True)]
+        per_q = [v for v in per_q if v is not None]
+        assert rec["metrics"]["test"][f"auc_class{c}"] == pytest.approx(np.mean(per_q), abs=1e-12)

@@ -287,9 +287,13 @@ def load_split(spec: dict[str, Any], split: str):
 
 # ---------------------------------------------------------------- evaluation
 def _evaluate_split(data, scores: np.ndarray) -> dict[str, float]:
-    from rankbench.metrics import evaluate
+    """metrics.evaluate's keys plus ``auc_class<c>`` (class c against the rest, Welleck Table 3)."""
+    from rankbench.metrics import class_auc, evaluate
 
-    return {k: float(v) for k, v in evaluate(data.y, scores, data.qid).items()}
+    out = {k: float(v) for k, v in evaluate(data.y, scores, data.qid).items()}
+    if np.unique(data.y).shape[0] > 2:  # graded labels: binary data has only auc itself
+        out.update({f"auc_class{c}": float(v) for c, v in class_auc(data.y, scores, data.qid).items()})
+    return out
 
 
 def _per_query(data, scores: np.ndarray) -> dict[str, list]:
@@ -299,7 +303,8 @@ def _per_query(data, scores: np.ndarray) -> dict[str, list]:
     return {k: np.asarray(v).tolist() for k, v in table.items()}
 
 
-def _fit(est: Any, train, vali) -> None:
+def _fit(est: Any, train, vali, test=None) -> None:
+    """Fit on train; vali feeds early stopping, test (history runs only) feeds convergence curves."""
     import inspect
 
     kwargs: dict[str, Any] = {}
@@ -310,6 +315,9 @@ def _fit(est: Any, train, vali) -> None:
     # Boosters stop early on the validation split: that is the LETOR protocol's use of it.
     if vali is not None and "eval_set" in fit_params and getattr(est, "early_stopping_rounds", None):
         kwargs["eval_set"] = [(vali.X, vali.y, vali.qid)]
+    elif test is not None and "eval_set" in fit_params:
+        # evaluation only (no early stopping): the test curve of Sculley's Fig. 2
+        kwargs["eval_set"] = (test.X, test.y, test.qid)
     est.fit(train.X, train.y, train.qid, **kwargs)
 
 
@@ -371,7 +379,8 @@ def run_one(spec: dict[str, Any]) -> dict[str, Any]:
         est = make_solver(s["solver"], s["params"])
         with PeakMemory() as mem:
             wall0, cpu0 = time.perf_counter(), time.process_time()
-            _fit(est, data["train"], data.get("vali"))
+            _fit(est, data["train"], data.get("vali"),
+                 data.get("test") if s["record_history"] else None)
             wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
         compile_s = _opt_float(est, "compile_time_") or 0.0
         fit_time = _opt_float(est, "fit_time_")
