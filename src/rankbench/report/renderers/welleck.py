@@ -102,6 +102,9 @@ def class_auc_table(ctx: RenderContext) -> Artefact:
                 ours = mean_of(c, f"test.auc_class{k}") if c else None
                 if not res.present and p is None:
                     continue
+                if c and ours is None and p is None and any(
+                        mean_of(c, f"test.auc_class{j}") is not None for j in classes):
+                    continue  # class k does not occur in this dataset's labels
                 note = _note(plan, ds, solver, c)
                 if c and ours is None:
                     note = "class AUC not in the record (runner stores evaluate() keys only)"
