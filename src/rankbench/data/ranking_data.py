@@ -177,15 +177,20 @@ def check_labels(y: Any, n: int) -> np.ndarray:
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != n:
         raise ValueError(f"y must be 1-D with one label per row of X ({n}), got shape {y.shape}")
+    return integer_labels(y)
+
+
+def integer_labels(y: np.ndarray, where: str = "row") -> np.ndarray:
+    """1-D labels as int64; ValueError naming the first NaN/inf or fractional label (its ``where`` index)."""
     if y.dtype.kind == "f":
         if not np.all(np.isfinite(y)):
-            raise ValueError(f"y contains NaN or inf (first at row {_first_bad(y)})")
+            raise ValueError(f"y contains NaN or inf (first at {where} {_first_bad(y)})")
         if not np.all(y == np.round(y)):
             bad = int(np.flatnonzero(y != np.round(y))[0])
-            raise ValueError(f"labels must be integers (relevance levels); row {bad} has {y[bad]!r}")
+            raise ValueError(f"labels must be integers (relevance levels); {where} {bad} has {y[bad]!r}")
     elif y.dtype.kind not in "iub":
         raise ValueError(f"labels must be integers, got dtype {y.dtype}")
-    return y.astype(np.int64)
+    return y.astype(np.int64, copy=False)
 
 
 def _check_finite_X(X: ArrayOrCSR) -> None:

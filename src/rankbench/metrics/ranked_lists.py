@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from rankbench.data.ranking_data import group_by_query
+from rankbench.data.ranking_data import group_by_query, integer_labels
 from rankbench.metrics.kernels import argsort_within_queries
 
 TIE_ORDERS = ("stable", "worst")
@@ -55,22 +55,13 @@ def check_inputs(y: Any, scores: Any, qid: Any) -> tuple[np.ndarray, np.ndarray,
         raise ValueError("empty input: no documents to evaluate")
     if scores.shape[0] != n:
         raise ValueError(f"scores has {scores.shape[0]} entries but y has {n}")
-    if y.dtype.kind == "f":
-        if not np.all(np.isfinite(y)):
-            bad = int(np.flatnonzero(~np.isfinite(y))[0])
-            raise ValueError(f"y contains NaN or inf (first at index {bad})")
-        if not np.all(y == np.round(y)):
-            bad = int(np.flatnonzero(y != np.round(y))[0])
-            raise ValueError(f"labels must be integers (relevance levels); index {bad} has {y[bad]!r}")
-    elif y.dtype.kind not in "iub":
-        raise ValueError(f"labels must be integers, got dtype {y.dtype}")
+    y = integer_labels(y, where="index")
     if scores.dtype.kind not in "iubf":
         raise ValueError(f"scores must be numeric, got dtype {scores.dtype}")
     scores = scores.astype(np.float64, copy=False)
     if np.isnan(scores).any():
         bad = int(np.flatnonzero(np.isnan(scores))[0])
         raise ValueError(f"scores contain NaN (first at index {bad})")
-    y = y.astype(np.int64, copy=False)
     if qid is not None:
         qid = np.asarray(qid)
         if qid.ndim != 1 or qid.shape[0] != n:
