@@ -10,6 +10,12 @@ Factory = Callable[[dict[str, Any]], Any]
 
 _FACTORIES: dict[str, Factory] = {}
 
+
+class SolverUnavailable(RuntimeError):
+    """A registered solver that cannot run on this machine (e.g. an external peer program not
+    built): the harness stores the run as ``status="skipped"`` with this message, never as a
+    failure.  The message says what to do (e.g. "run make peers")."""
+
 # Modules that register solvers when imported; a module that does not exist yet
 # (a solver family not built) simply contributes no names.
 _SOLVER_MODULES = (
