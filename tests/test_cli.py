@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rankbench.cli import results_main
-from rankbench.runner import select_per_fold
+from rankbench.selection import select_per_fold
 from rankbench.store import ResultStore
 
 TESTS = Path(__file__).resolve().parent

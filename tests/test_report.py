@@ -1,4 +1,4 @@
-"""Report stage: experiment plans as data, the papers' transcribed numbers, renderers on
+"""Report stage: the papers' experiment configs planned, their transcribed numbers, renderers on
 constructed records (test fixtures, never written to results/)."""
 
 from __future__ import annotations
@@ -10,129 +10,148 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankbench.report import attach_records, render_all
-from rankbench.report.context import RenderContext, get_renderer
-from rankbench.report.plan import (
-    ArtefactDef,
-    DatasetEntry,
-    ExperimentDef,
-    Paper,
-    PlannedRun,
-    all_experiments,
-    expand_experiment,
-    load_datasets,
-    load_paper,
-    load_papers,
-    same_dataset,
+from rankbench.config import ConfigError, DataUse
+from rankbench.plan import (
+    ExperimentPlan,
+    conf_dir,
+    experiment_names,
+    hydra_context,
+    plan_experiment,
 )
-from rankbench.report.records import choose_per_fold, mean_of, per_query, value
+from rankbench.report import artefact_of, attach_records, render_all
+from rankbench.report.context import ArtefactDef, RenderContext
+from rankbench.report.paper import Paper, load_paper, load_papers, same_dataset
+from rankbench.report.records import PlannedRun, choose_per_fold, mean_of, per_query, value
+from rankbench.report.renderers import get_renderer
+from rankbench.spec import normalize_spec, run_id
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ROOT / "experiments"
 PAPERS_DIR = ROOT.parent / "shared" / "papers"
 
 
-def _always(name, variant):
-    return True
+@pytest.fixture(scope="module")
+def hydra():
+    with hydra_context():
+        yield
 
 
-def _never(name, variant):
-    return False
-
-
-# ------------------------------------------------------------------ the experiments as data
-def test_every_experiment_names_known_solvers_datasets_and_renderers():
-    from rankbench.estimators.registry import solver_names
-
+# ------------------------------------------------------------------ the experiment configs
+@pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
+def test_every_artefact_config_plans_and_names_a_paper_and_renderer(hydra, quick):
     papers = load_papers(EXPERIMENTS)
-    datasets = load_datasets(EXPERIMENTS / "datasets.yaml")
-    known = set(solver_names())
-    assert {p.key for p in papers} >= {"chapelle2010", "lee_lin2014", "sculley2009", "welleck2016"}
-    for tag, exp in all_experiments(papers).items():
-        assert set(exp.datasets) <= set(datasets), tag
-        # a typo in a solver name would silently turn an artefact "pending" forever
-        assert set(exp.solvers) <= known, (tag, set(exp.solvers) - known)
-        for mode in (False, True):
-            plan = expand_experiment(exp, datasets, mode, _always, known)
-            assert plan.runs, (tag, mode)
-            from rankbench.runner import normalize_spec
+    assert set(papers) >= {"chapelle2010", "lee_lin2014", "sculley2009", "welleck2016", "leaderboard"}
+    names = experiment_names(quick)
+    assert len(names) >= 15
+    for name in names:
+        # every dataset taken as present: the whole grid of the artefact
+        plan = plan_experiment(name, check_data=False)
+        assert plan.specs, name
+        for spec in plan.specs[:50]:
+            normalize_spec(spec)  # the runner accepts every spec the plan produces
+        reads = plan.report.get("reads") or []
+        art = artefact_of(plan, reads)
+        assert art.paper in papers, name
+        get_renderer(art.renderer)
+        for r in reads:
+            assert (conf_dir() / "experiment" / f"{r}.yaml").is_file(), (name, r)
+        assert {s["experiment"] for s in plan.specs} == {plan.tag}
 
-            for r in plan.runs[:50]:
-                normalize_spec(r.spec)  # the runner accepts every spec we produce
-    for p in papers:
-        for a in p.artefacts:
-            get_renderer(a.renderer)
+
+def test_quick_variants_shrink_their_artefact(hydra):
+    for name in experiment_names(quick=True):
+        if not name.startswith("quick/"):
+            continue
+        full = plan_experiment(name[len("quick/"):], check_data=False)
+        quick = plan_experiment(name, check_data=False)
+        assert quick.tag == full.tag
+        assert len(quick.specs) <= len(full.specs), name
 
 
-def test_table4_uses_chapelle_table2_c_per_fold():
-    paper = load_paper(EXPERIMENTS / "chapelle2010")
-    datasets = load_datasets(EXPERIMENTS / "datasets.yaml")
-    plan = expand_experiment(paper.experiments["chapelle_msr_c"], datasets, False, _always, {"prsvm"})
-    c = {(r.dataset_key, r.spec["fold"]): r.spec["params"]["C"]
-         for r in plan.runs if r.spec["solver"] == "prsvm"}
+def test_table4_uses_chapelle_table2_c_per_fold(hydra):
+    plan = plan_experiment("chapelle2010/table4", check_data=False)
+    c = {(s["dataset"], s["fold"]): s["params"]["C"] for s in plan.specs if s["solver"] == "prsvm"}
     # Chapelle & Keerthi 2010, Table 2
     assert [c[("ohsumed", f)] for f in range(1, 6)] == [0.01, 0.001, 0.0001, 0.6, 0.1]
     assert [c[("td2004", f)] for f in range(1, 6)] == [0.05, 0.01, 4.0, 0.03, 0.9]
 
 
-def _toy_exp(**kw) -> ExperimentDef:
-    base = dict(tag="toy", paper="p", description="", datasets=["a", "b"], folds=[1, 2],
-                solvers=["s1", "s2"], params={"C": [1.0, 2.0]})
-    base.update(kw)
-    return ExperimentDef(**base)
+def test_cached_composition_equals_hydra_composing_each_job(hydra):
+    """The planner composes each set of group choices once; Hydra's launchers compose every job."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    from rankbench.plan import compose_multirun, expand_sweep, prepare
+
+    loader = GlobalHydra.instance().config_loader()
+    for name in ("chapelle2010/fig1", "chapelle2010/fig3", "leaderboard/letor", "sculley2009/fig2",
+                 "welleck2016/table2", "quick/lee_lin2014/fig2"):
+        plan = plan_experiment(name, check_data=False)
+        master, _ = compose_multirun([f"experiment={name}"])
+        jobs = expand_sweep(master)
+        for k in sorted({0, len(jobs) // 3, len(jobs) // 2, len(jobs) - 1}):
+            cfg = loader.load_sweep_config(master, jobs[k])  # exactly what a launcher does
+            _, specs = prepare(cfg, check_data=False)
+            assert [run_id(s) for s in specs] == [run_id(s) for s in plan.jobs[k].specs], (name, k)
 
 
-TOY_DATASETS = {
-    "a": DatasetEntry("a", "A", None, (1, 2, 3)),
-    "b": DatasetEntry("b", "B", None, (1, 2, 3)),
-    "r": DatasetEntry("r", "R", None, (1,), stand_in={"dataset": "synthetic", "variant": "rcv1_like",
-                                                      "data_params": {"d": 5}}),
-}
+TOY_CONF = """# @package _global_
+defaults:
+  - override /protocol: fixed
+  - _self_
+experiment_name: toy
+missing_data: stand_in
+solver_modules: [test_runner_toys]
+lookup: {alpha: {rcv1_ccat: 3.0, ohsumed: 2.0}}
+per_solver:
+  prsvm: {C: 0.5}
+limits:
+  prsvm: {n_max: 100, reason: too big}
+hydra:
+  sweeper:
+    params:
+      dataset: ohsumed,rcv1_ccat
+      +dataset.data_params.n: 10,100,1000
+      solver: prsvm,prsvm_plus
+report: {paper: toy, kind: table, renderer: ranksvm_time_table, title: Toy}
+"""
 
 
-def test_expansion_counts_limits_and_absent_datasets():
-    exp = _toy_exp(solver_params={"s2": {"C": [3.0]}})
-    plan = expand_experiment(exp, TOY_DATASETS, False, lambda n, v: n == "a", {"s1"})
-    # b absent: no runs, reported; s2 has its own 1-value grid; s2 pending (not known)
-    assert not plan.resolutions["b"].present
-    assert len(plan.runs) == 2 * 2 + 1 * 2
-    assert plan.pending_solvers == ["s2"]
-    assert len(plan.runnable()) == 4
-    grid = _toy_exp(datasets=["r"], folds=None, solvers=["s1", "s2"],
-                    data_grid={"n": [10, 100, 1000]}, solver_limits={"s2": {"n_max": 100}})
-    plan = expand_experiment(grid, TOY_DATASETS, False, _never, {"s1", "s2"})
-    res = plan.resolutions["r"]
-    assert res.present and res.dataset == "synthetic" and "absent" in res.substitution
-    ns = sorted((r.spec["solver"], r.spec["data_params"]["n"]) for r in plan.runs)
-    assert ns.count(("s1", 1000)) == 2 and ("s2", 1000) not in ns  # C grid of 2, n capped
-    assert all(r.spec["data_params"]["d"] == 5 for r in plan.runs)
+def test_absent_data_stand_ins_limits_and_per_solver_values(tmp_path, hydra):
+    exp = tmp_path / "conf" / "experiment" / "toy"
+    exp.mkdir(parents=True)
+    (exp / "e.yaml").write_text(TOY_CONF)
+    extra = [f"hydra.searchpath=[file://{tmp_path / 'conf'}]", f"data_root={tmp_path / 'no_data'}"]
+    plan = plan_experiment("toy/e", extra)
+    # ohsumed absent and without a stand-in: data not present, no runs
+    assert not plan.resolutions["ohsumed"].present
+    use = plan.resolutions["rcv1_ccat"]
+    assert use.present and use.dataset == "synthetic" and "absent" in use.substitution
+    runs = sorted((s["solver"], s["data_params"]["n"], s["params"]["C"]) for s in plan.specs)
+    # prsvm gets its own C and stops at n = 100 (limits); prsvm_plus keeps the config's C
+    assert runs == [("prsvm", 10, 0.5), ("prsvm", 100, 0.5),
+                    ("prsvm_plus", 10, 1e-4), ("prsvm_plus", 100, 1e-4), ("prsvm_plus", 1000, 1e-4)]
+    assert all(s["data_params"]["d"] == 47236 for s in plan.specs)  # the stand-in's own params
+    skipped = [j.skip for j in plan.jobs if j.skip]
+    assert any("data not present" in s for s in skipped) and any("too big" in s for s in skipped)
+    # without missing_data=stand_in absent data is an error naming what goes where
+    with pytest.raises(ConfigError, match="not found|put"):
+        plan_experiment("toy/e", [*extra, "missing_data=error"])
 
 
-def test_first_present_and_quick_overrides():
-    exp = _toy_exp(first_present=True, quick={"folds": [1], "params": {"C": [9.0]}})
-    plan = expand_experiment(exp, TOY_DATASETS, False, _always, {"s1", "s2"})
-    assert {r.dataset_key for r in plan.runs} == {"a"}
-    q = expand_experiment(exp, TOY_DATASETS, True, _always, {"s1", "s2"})
-    assert {(r.spec["fold"], r.spec["params"]["C"]) for r in q.runs} == {(1, 9.0)}
-
-
-def test_bad_experiment_files_give_clear_errors(tmp_path):
+def test_bad_report_blocks_and_paper_files_give_clear_errors(tmp_path):
+    with pytest.raises(ValueError, match="unknown keys.*tilte"):
+        ArtefactDef.from_report("p/a", {"paper": "p", "kind": "table", "renderer": "r", "title": "t",
+                                        "tilte": "x"}, [])
+    with pytest.raises(ValueError, match="lacks"):
+        ArtefactDef.from_report("p/a", {"paper": "p", "kind": "table"}, [])
     d = tmp_path / "p"
     d.mkdir()
-    (d / "experiments.yaml").write_text(
-        "experiments:\n  e:\n    datasets: [a]\n    solvers: [s]\n    sovlers: [x]\n")
-    with pytest.raises(ValueError, match="unknown keys.*sovlers"):
+    with pytest.raises(ValueError, match="no paper.yaml"):
         load_paper(d)
-    (d / "experiments.yaml").write_text(
-        "experiments:\n  e:\n    datasets: [a]\n    solvers: [s]\n    params: {C: 1}\n")
-    with pytest.raises(ValueError, match="must be a list"):
+    (d / "paper.yaml").write_text("key: p\ncitation: c\nfiel: x\n")
+    with pytest.raises(ValueError, match="unknown keys"):
         load_paper(d)
-    (d / "experiments.yaml").write_text(
-        "experiments:\n  e: {datasets: [a], solvers: [s]}\n"
-        "artefacts:\n  - {id: x, kind: table, renderer: r, title: t, experiments: [nope]}\n")
-    with pytest.raises(ValueError, match="unknown experiments"):
-        load_papers(tmp_path)
-    (d / "experiments.yaml").write_text("experiments:\n  e: {datasets: [a], solvers: [s]}\n")
+    (d / "paper.yaml").write_text("key: p\ncitation: c\nfile: null\n")
     (d / "paper_values.csv").write_text("artefact,dataset,method,solver,metric,value\nt,a,m,s,x,abc\n")
     with pytest.raises(ValueError, match="paper_values.csv:2"):
         load_paper(d)
@@ -198,18 +217,16 @@ def _record(solver, fold, vali, test, wall, per_q=None, status="ok", **extra):
 
 
 def _run(ds, solver, fold, params, record):
-    from rankbench.report.plan import Resolution
-
     spec = {"experiment": "toy", "dataset": ds, "variant": None, "fold": fold, "solver": solver,
             "params": params, "seed": 0, "data_params": {}, "record_history": False,
             "eval_splits": ["vali", "test"]}
-    return PlannedRun(spec, Resolution(ds, ds.upper(), True, ds), ds, True, record)
+    return PlannedRun(spec, DataUse(ds, ds.upper(), True, ds), ds, record)
 
 
 def test_value_paths_and_selection_by_validation():
     r1 = _run("a", "s", 1, {"C": 1.0}, _record("s", 1, 0.5, 0.40, 1.0))
     r2 = _run("a", "s", 1, {"C": 2.0}, _record("s", 1, 0.6, 0.30, 2.0))
-    r3 = _run("a", "s", 1, {"C": 3.0}, _record("s", 1, 0.6, 0.20, 3.0))  # tie: first (C=2) wins
+    r3 = _run("a", "s", 1, {"C": 3.0}, _record("s", 1, 0.6, 0.20, 3.0))  # tie: the smaller C wins
     r4 = _run("a", "s", 2, {"C": 1.0}, _record("s", 2, 0.1, 0.50, 4.0))
     bad = _run("a", "s", 2, {"C": 2.0}, _record("s", 2, 0.9, 0.99, 5.0, status="failed"))
     assert value(r1.record, "test.ndcg@10") == 0.40
@@ -229,16 +246,19 @@ def test_per_query_pairs_queries_across_folds():
 
 
 # ------------------------------------------------------------------ renderers on fixtures
+def _plan(runs, solvers=("prsvm", "prsvm_plus"), datasets=("ohsumed",)):
+    return ExperimentPlan(name="toy", tag="toy", report={}, jobs=[], datasets=list(datasets),
+                          solvers=list(solvers),
+                          resolutions={d: DataUse(d, d.upper(), True, d) for d in datasets},
+                          runs=list(runs))
+
+
 def _ctx(tmp_path, renderer, runs, values=(), solvers=("prsvm", "prsvm_plus"), datasets=("ohsumed",),
          paper_artefact="table3", experiments=("toy",), options=None):
-    from rankbench.report.plan import ExperimentPlan, Resolution
-
-    exp = _toy_exp(datasets=list(datasets), solvers=list(solvers), params={})
-    res = {d: Resolution(d, d.upper(), True, d) for d in datasets}
-    plan = ExperimentPlan(exp, runs, res, [])
+    plan = _plan(runs, solvers, datasets)
     art = ArtefactDef("toy_art", "toy", "table", renderer, "Toy table", list(experiments),
                       paper_artefact, dict(options or {}))
-    paper = Paper("toy", "Toy et al.", None, EXPERIMENTS / "toy", {"toy": exp}, [art], list(values))
+    paper = Paper("toy", "Toy et al.", None, EXPERIMENTS / "toy", list(values))
     return RenderContext(paper, art, {t: plan for t in experiments}, tmp_path, False)
 
 
@@ -292,21 +312,23 @@ def test_leaderboard_marks_a_real_difference_only(tmp_path):
     assert "*" not in rows["tron_tree"]["method"]
 
 
-def test_dual_sparsity_recomputed_from_coefficients_matches_brute_force(tmp_path):
-    """Table (I): the share of pairs with margin >= 1, from a history coef, vs an O(p) count."""
-    from rankbench.report.plan import Resolution
+def test_runner_records_the_dual_sparsity_the_report_reads(tmp_path):
+    """Table (I): the share of pairs with margin >= 1 in the record equals an O(p) count."""
     from rankbench.report.renderers.lee_lin import zero_dual_share
-    from rankbench.runner import load_split
+    from rankbench.runner import load_split, run_one
 
     spec = {"experiment": "toy", "dataset": "synthetic", "variant": "letor_like", "fold": 1,
-            "solver": "tron_tree", "params": {}, "seed": 0,
+            "solver": "tron_tree", "params": {"C": 10.0}, "seed": 0,
             "data_params": {"n_queries": 12, "docs_per_query": 9, "n_features": 4, "seed": 3},
-            "record_history": True, "eval_splits": ["test"]}
-    w = np.array([0.8, -1.5, 2.0, 0.3])
-    run = PlannedRun(spec, Resolution("x", "X", True, "synthetic"), "x", True,
-                     {"status": "ok", "history": [{"objective": 1.0, "coef": w.tolist()}], "extra": {}})
+            "record_history": False, "eval_splits": ["test"]}
+    rec = run_one(spec)
+    assert rec["status"] == "ok", rec["error"]
+    run = PlannedRun(spec, DataUse("x", "X", True, "synthetic"), "x", rec)
     share, src = zero_dual_share(run)
+    from rankbench.estimators.registry import make_solver
+
     data = load_split(spec, "train")
+    w = make_solver("tron_tree", spec["params"]).fit(data.X, data.y, data.qid).coef_
     s = data.X @ w
     n_pairs = n_ge1 = 0
     for a, b in zip(data.query_ptr[:-1], data.query_ptr[1:], strict=True):
@@ -315,41 +337,61 @@ def test_dual_sparsity_recomputed_from_coefficients_matches_brute_force(tmp_path
                 if data.y[i] > data.y[j]:
                     n_pairs += 1
                     n_ge1 += s[i] - s[j] >= 1.0
-    assert src.startswith("recomputed")
+    assert src == "record"
     assert share == pytest.approx(n_ge1 / n_pairs)
-    run.record["extra"]["zero_dual_share"] = 0.25
-    assert zero_dual_share(run) == (0.25, "record")
+
+
+def test_runner_scores_every_kept_iterate_on_the_test_split():
+    """Lee & Lin Fig. (II): per-iterate test metrics are recorded at run time, the report reads them."""
+    from rankbench.estimators.registry import make_solver
+    from rankbench.metrics import ndcg_at_k, pairwise_accuracy
+    from rankbench.report.renderers.lee_lin import iterate_scores
+    from rankbench.runner import load_split, run_one
+
+    spec = {"experiment": "toy", "dataset": "synthetic", "variant": "letor_like", "fold": 1,
+            "solver": "tron_tree", "params": {"C": 1.0, "tol": 1e-8, "keep_coef_history": True},
+            "seed": 0, "data_params": {"n_queries": 12, "docs_per_query": 9, "n_features": 4, "seed": 3},
+            "record_history": True, "eval_splits": ["test"]}
+    rec = run_one(spec)
+    assert rec["status"] == "ok", rec["error"]
+    assert rec["history"] and all("coef" not in h for h in rec["history"])  # scored, then dropped
+    train, test = load_split(spec, "train"), load_split(spec, "test")
+    est = make_solver("tron_tree", spec["params"]).fit(train.X, train.y, train.qid)
+    for h, row in zip(est.history_, iterate_scores(PlannedRun(spec, None, "x", rec)), strict=True):
+        s = test.X @ np.asarray(h["coef"])
+        assert row["pairwise_accuracy"] == pytest.approx(pairwise_accuracy(test.y, s, test.qid), abs=1e-12)
+        assert row["ndcg@10"] == pytest.approx(ndcg_at_k(test.y, s, test.qid, k=10), abs=1e-12)
 
 
 def test_render_all_turns_a_renderer_crash_into_a_failed_entry(tmp_path, monkeypatch):
-    ctx = _ctx(tmp_path, "ranksvm_time_table", [])
-    from rankbench.report import context
+    from rankbench.report import renderers
 
     def boom(ctx):
         raise RuntimeError("kaput")
 
-    monkeypatch.setitem(context._RENDERERS, "boom", boom)
-    ctx.artefact.renderer = "boom"
-    arts = render_all([ctx.paper], ctx.plans, tmp_path)
+    monkeypatch.setitem(renderers.RENDERERS, "boom", boom)
+    plan = _plan([])
+    plan.report = {"paper": "toy", "kind": "table", "renderer": "boom", "title": "t"}
+    paper = Paper("toy", "Toy et al.", None, EXPERIMENTS / "toy", [])
+    arts = render_all({"toy": paper}, {"toy": plan}, ["toy"], {}, tmp_path)
     assert arts[0].status == "failed" and "kaput" in arts[0].caption
 
 
 def test_attach_records_matches_by_run_id(tmp_path):
-    from rankbench.runner import run_id
+    from rankbench.plan import JobPlan
     from rankbench.store import ResultStore
 
     store = ResultStore(tmp_path / "store")
-    run = _run("ohsumed", "prsvm", 1, {"C": 1.0}, None)
-    other = _run("ohsumed", "prsvm", 2, {"C": 1.0}, None)
+    specs = [_run("ohsumed", "prsvm", f, {"C": 1.0}, None).spec for f in (1, 2)]
     rec = _record("prsvm", 1, 0.5, 0.4, 1.0)
-    rec.update({"run_id": run_id(run.spec), "experiment": "toy"})
+    rec.update({"run_id": run_id(specs[0]), "experiment": "toy"})
     store.append(rec)
-    from rankbench.report.plan import ExperimentPlan
-
-    plans = {"toy": ExperimentPlan(_toy_exp(), [run, other], {}, [])}
-    counts = attach_records(plans, store)
-    assert counts == {"found": 1, "missing": 1, "corrupt": 0}
-    assert run.ok and other.record is None
+    use = DataUse("ohsumed", "OHSUMED", True, "ohsumed")
+    plan = _plan([])
+    plan.jobs = [JobPlan([], {"data_use": use, "skip": None}, specs)]
+    counts = attach_records({"toy": plan}, store)
+    assert (counts["found"], counts["missing"], counts["corrupt"]) == (1, 1, 0)
+    assert plan.runs[0].ok and plan.runs[1].record is None
 
 
 def test_c_sweep_figure_aggregates_folds_and_skips_incomplete_points(tmp_path):

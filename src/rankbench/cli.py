@@ -17,72 +17,69 @@ from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
-from omegaconf import OmegaConf
 
-from rankbench.config import ConfigError, build_specs, resolve_path, validate
+from rankbench.config import ConfigError
+from rankbench.plan import conf_dir, expand_sweep, plan_jobs, prepare  # noqa: F401 (conf_dir: API)
 
 log = logging.getLogger("rankbench")
 
-# The directory rankbench was started in, for paths in conf/ (Hydra's job folders). Cached,
-# and Hydra hands each job its driver's resolver cache, so a remote worker (Ray, Slurm)
-# with another working directory resolves the same folder.
-OmegaConf.register_new_resolver("rankbench_launch_dir", os.getcwd, use_cache=True, replace=True)
-
 DEFAULT_COLUMNS = ["experiment", "dataset", "fold", "solver", "params", "status",
                    "test.ndcg@10", "test.map", "train.wall_s", "train.n_iter"]
-
-
-def conf_dir() -> Path:
-    """The Hydra config directory: RANKBENCH_CONF_DIR, else ``conf/`` of the source tree."""
-    env = os.environ.get("RANKBENCH_CONF_DIR")
-    if env:
-        return Path(env).resolve()
-    return Path(__file__).resolve().parents[2] / "conf"
-
-
-def _launch_dir() -> str:
-    # The directory rankbench was started from (also on remote Ray / Slurm workers,
-    # where Hydra ships it inside the job's config).
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        return HydraConfig.get().runtime.cwd
-    except (ImportError, ValueError):
-        return os.getcwd()
-
-
-def prepare(cfg: Any, check_data: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Validate a composed config and build its run specs (paths resolved); raises ConfigError."""
-    data = validate(cfg, check_data=check_data)
-    base = _launch_dir()
-    data["store"] = resolve_path(data["store"], base)
-    if data["data_root"]:
-        data["data_root"] = resolve_path(data["data_root"], base)
-    return data, build_specs(data)
+# Exit statuses: 0 every run ok (or stored), 1 some run failed, 2 a configuration or usage
+# error (nothing ran), 3 the results store could not be written.
+EXIT_FAILED_RUNS, EXIT_CONFIG, EXIT_STORE = 1, 2, 3
 
 
 def run_job(cfg: Any) -> dict[str, Any]:
-    """Hydra task: validate, run the job's specs (resuming), print its table; returns a small summary."""
-    from rankbench.runner import run_id, run_many
+    """Hydra task: validate, run the job's specs (resuming), print its table; returns a small summary.
+
+    Exits 2 on a configuration error and 3 when the store cannot be written (the record
+    is kept in the fallback file the message names); failed runs are counted, and a single
+    run's command exits 1 (a multirun exits 1 at its end, after the other jobs ran).
+    """
+    from rankbench.runner import run_many
+    from rankbench.spec import run_id
     from rankbench.store import ResultStore
 
     try:
         data, specs = prepare(cfg)
     except ConfigError as exc:
         print(f"rankbench: {exc}", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(EXIT_CONFIG)
+    if data["skip"]:
+        use = data["data_use"]
+        print(f"rankbench: {use.label} ({data['solver']['name']}): nothing to run: {data['skip']}")
+        return {"run_ids": [], "n_failed": 0, "store": data["store"], "skipped": data["skip"]}
     store = ResultStore(data["store"])
-    records = run_many(specs, store, n_jobs=data["n_jobs"], progress=data["progress"],
-                       rerun=data["rerun"], isolate=data["isolate"], timeout_s=data["timeout_s"])
+    try:
+        records = run_many(specs, store, n_jobs=data["n_jobs"], progress=data["progress"],
+                           rerun=data["rerun"], isolate=data["isolate"], timeout_s=data["timeout_s"])
+    except OSError as exc:  # store not writable, disk full: finished records are kept
+        print(f"rankbench: {exc}", file=sys.stderr)
+        sys.exit(EXIT_STORE)
     frame = store.to_frame(records=records)
     print(job_table(frame, data["protocol"]))
     if data["use_grid"]:  # the job holds a whole sweep: summarise it here
         print(sweep_summary(frame, data["protocol"]))
     n_failed = int((frame["status"] == "failed").sum())
-    if n_failed:
-        first = next(r for r in records if r["status"] == "failed")
-        print(f"{n_failed} run(s) failed; first error: {first['error'].splitlines()[0]}", file=sys.stderr)
+    for status in ("failed", "skipped"):
+        bad = [r for r in records if r["status"] == status]
+        if bad:
+            print(f"{len(bad)} run(s) {status}; first: {bad[0]['error'].splitlines()[0]}",
+                  file=sys.stderr)
+    if n_failed and not _in_multirun():
+        sys.exit(EXIT_FAILED_RUNS)
     return {"run_ids": [run_id(s) for s in specs], "n_failed": n_failed, "store": data["store"]}
+
+
+def _in_multirun() -> bool:
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        return HydraConfig.get().mode == RunMode.MULTIRUN
+    except (ImportError, ValueError):
+        return False
 
 
 _QUIET_PARAMS = ("verbose", "random_state", "checkpoints")
@@ -137,7 +134,7 @@ def sweep_summary(frame, protocol: dict[str, Any]) -> str:
     fixed: means per parameter value (and training time summed over folds, as Chapelle's
     Table 3); per_fold: per-fold values, then means per solver.
     """
-    from rankbench.runner import mean_over_folds, select_per_fold
+    from rankbench.selection import mean_over_folds, select_per_fold
 
     if frame.empty:
         return "no stored records for this sweep"
@@ -181,7 +178,12 @@ def sweep_summary(frame, protocol: dict[str, Any]) -> str:
 
 
 class SweepSummary(Callback):
-    """Hydra callback: validates every job of a multirun before any starts, and summarises at the end."""
+    """Hydra callback: validates every job of a multirun before any starts, and summarises at the end.
+
+    A preflight problem (a bad value, an unknown solver, absent data, a sweep without jobs)
+    ends the command with status 2 before the first job; after the sweep, the command exits
+    1 when any of its runs failed (the other jobs ran to the end).
+    """
 
     def __init__(self) -> None:
         self.run_ids: list[str] | None = None
@@ -190,39 +192,49 @@ class SweepSummary(Callback):
 
     def on_multirun_start(self, config, **kwargs: Any) -> None:
         """Compose and validate every job of the sweep (basic sweeper); exit 2 listing the bad ones."""
+        try:
+            self._preflight(config)
+        except Exception as exc:  # noqa: BLE001 - Hydra would turn it into a warning and run on
+            print(f"rankbench: sweep check failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            sys.exit(EXIT_CONFIG)  # SystemExit passes through Hydra's callback guard
+
+    def _preflight(self, config) -> None:
+        from rankbench.spec import run_id
+
         if not config.get("preflight", True):
             print("rankbench: preflight=false: no check before the jobs and no summary after "
                   "(see `rankbench results --select`)", file=sys.stderr)
             return
         try:
             jobs = expand_sweep(config)
-        except Exception as exc:  # noqa: BLE001 - an exotic sweeper: jobs validate themselves
+        except ValueError as exc:  # an exotic sweeper: jobs validate themselves
             log.info("preflight skipped (%s)", exc)
             return
-        from hydra.core.global_hydra import GlobalHydra
-
-        from rankbench.runner import run_id
-
-        loader = GlobalHydra.instance().config_loader()
-        problems, ids = [], []
-        for overrides in jobs:
-            try:
-                # the launchers compose each job exactly like this
-                job_cfg = loader.load_sweep_config(config, list(overrides))
-                data, specs = prepare(job_cfg)
-            except ConfigError as exc:
-                where = " ".join(overrides) or "(no overrides)"
-                problems.extend(f"[{where}] {p}" for p in exc.problems)
-                continue
-            ids.extend(run_id(s) for s in specs)
-            self.protocol, self.store = data["protocol"], data["store"]
+        if not jobs:
+            self._refuse(["the sweep has no job (an empty range or list?)"], 0)
+        plans, problems = plan_jobs(config, jobs)
         if problems:
-            print(f"rankbench: {ConfigError(problems, where=f'{len(jobs)} sweep jobs checked')}",
-                  file=sys.stderr)
-            sys.exit(2)
+            self._refuse(problems, len(jobs))
+        ids = [run_id(s) for p in plans for s in p.specs]
+        for p in plans:
+            self.protocol, self.store = p.data["protocol"], p.data["store"]
+        skipped = [p for p in plans if p.skip]
+        if len(skipped) == len(plans):
+            print(f"rankbench: none of the {len(plans)} job(s) has anything to run: "
+                  + "; ".join(sorted({f'{p.use.label}: {p.skip}' for p in skipped})), file=sys.stderr)
         self.run_ids = ids
-        print(f"rankbench: sweep of {len(jobs)} job(s), {len(ids)} run(s); store {self.store}",
-              file=sys.stderr)
+        print(f"rankbench: sweep of {len(jobs)} job(s), {len(ids)} run(s)"
+              + (f", {len(skipped)} job(s) with nothing to run" if skipped else "")
+              + f"; store {self.store}", file=sys.stderr)
+        if self.store is not None:
+            from rankbench.store import ResultStore
+
+            try:
+                if ids:
+                    ResultStore(self.store).check_writable()
+            except OSError as exc:
+                print(f"rankbench: {exc}", file=sys.stderr)
+                sys.exit(EXIT_STORE)
         if len(set(ids)) < len(ids):
             # e.g. solver.C=1e-4,0.0001: equal values spelt twice; with a parallel launcher
             # both jobs would run them (harmless for the store, wasted time)
@@ -230,8 +242,14 @@ class SweepSummary(Callback):
                   "job (same dataset, solver, params, fold, seed): check the sweep's values",
                   file=sys.stderr)
 
+    @staticmethod
+    def _refuse(problems: list[str], n_jobs: int) -> None:
+        print(f"rankbench: {ConfigError(problems, where=f'{n_jobs} sweep jobs checked')}",
+              file=sys.stderr)
+        sys.exit(EXIT_CONFIG)
+
     def on_multirun_end(self, config, **kwargs: Any) -> None:
-        """Print the model selection over this sweep's stored records."""
+        """Print the model selection over this sweep's stored records; exit 1 if a run failed."""
         if self.run_ids is None or self.store is None:
             return
         from rankbench.store import ResultStore
@@ -245,26 +263,14 @@ class SweepSummary(Callback):
         missing = len(wanted) - len(mine)
         print("\n==== sweep summary ====")
         print(sweep_summary(store.to_frame(records=mine), self.protocol))
+        n_failed = sum(r["status"] == "failed" for r in mine)
         if missing:
-            print(f"{missing} run(s) of this sweep have no record (killed?): re-run the same command")
-
-
-def expand_sweep(config) -> list[list[str]]:
-    """The override lists of every job of a basic-sweeper multirun (config sweeper params + CLI)."""
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    target = str(config.hydra.sweeper.get("_target_", ""))
-    if not target.endswith("BasicSweeper"):
-        raise ValueError(f"sweeper {target} is not the basic sweeper")
-    args = []
-    params = config.hydra.sweeper.get("params") or {}
-    for k, v in params.items():
-        args.append(f"{k}={v}")
-    args.extend(config.hydra.overrides.task)
-    parsed = OverridesParser.create().parse_overrides(args)
-    batches = BasicSweeper.split_arguments(parsed, None)
-    return [list(job) for batch in batches for job in batch]
+            print(f"{missing} run(s) of this sweep have no record (killed?): re-run the same command",
+                  file=sys.stderr)
+        if n_failed or missing or corrupt:
+            print(f"rankbench: {n_failed} run(s) failed, {missing} without a record: exit status "
+                  f"{EXIT_FAILED_RUNS}", file=sys.stderr)
+            sys.exit(EXIT_FAILED_RUNS)
 
 
 # ---------------------------------------------------------------- rankbench results
@@ -304,7 +310,7 @@ def results_parser() -> argparse.ArgumentParser:
 
 def results_main(argv: list[str] | None = None) -> int:
     """``rankbench results``: print stored records as a table; exit 2 on corrupt files or bad options."""
-    from rankbench.runner import mean_over_folds, select_per_fold
+    from rankbench.selection import mean_over_folds, select_per_fold
     from rankbench.store import CorruptRecordError, ResultStore, matches_filters
 
     args = results_parser().parse_args(argv)
@@ -338,7 +344,7 @@ def results_main(argv: list[str] | None = None) -> int:
     if args.format == "table":  # csv / json keep the plain name and the synthetic column
         frame = mark_synthetic(frame)
     if args.compare:
-        from rankbench.runner import compare_selected
+        from rankbench.selection import compare_selected
 
         try:
             frame = compare_selected(records, args.select or "vali.ndcg@10", args.query_metric,
@@ -400,7 +406,7 @@ def results_main(argv: list[str] | None = None) -> int:
 
 def natural_sort(frame, fold_first: bool = False):
     """Rows by experiment, dataset, solver, then numeric parameter values and fold."""
-    from rankbench.runner import _sortable
+    from rankbench.selection import _sortable
 
     pcols = sorted(c for c in frame.columns if c.startswith("params.") and _sortable(frame[c]))
     params = [*pcols, "params"]

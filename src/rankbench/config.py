@@ -1,19 +1,26 @@
 """Harness configuration: structured schema, validation, and run specs from a composed Hydra config.
 
-``validate(cfg)`` checks a composed config (types through an OmegaConf structured
-schema, then meaning: known solver, positive C, known dataset and present files,
-fold lists, per-fold values) and raises one ``ConfigError`` listing every problem
-before any data is read.  ``build_specs`` turns a valid config into the run specs of
-one Hydra job: one per fold (times the solver grid with ``use_grid=true``).
+One path for every run, whether a user types ``rankbench ...`` or ``make reproduce`` runs
+a paper's experiment config: compose (Hydra) -> ``validate`` -> ``build_specs`` -> run.
+``validate(cfg)`` checks a composed config (types through an OmegaConf structured schema,
+then meaning: known solver and a valid solver x loss x oracle pairing, positive C, known
+dataset, fold lists, per-fold values) and raises one ``ConfigError`` listing every problem
+before any data is read.  It also decides how the job's data is served (``DataUse``): the
+real files, a declared stand-in (``missing_data=stand_in``, or ``profile=quick``), or
+nothing ("data not present", ``missing_data=skip|stand_in``), and whether a declared
+``limits`` entry skips the job.  ``build_specs`` turns a valid config into the run specs
+of one Hydra job: one per fold (times the solver grid with ``use_grid=true``).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import itertools
 import math
 import os
 import re
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +31,8 @@ from omegaconf.errors import OmegaConfBaseException
 from rankbench.store import check_experiment_tag
 
 MODES = ("select", "fixed", "per_fold")
+PROFILES = ("full", "quick")
+MISSING_DATA = ("error", "skip", "stand_in")
 SPLITS = ("train", "vali", "test")
 # Keys of metrics.evaluate (docs/interfaces.md); selection and report columns use them.
 METRIC_KEYS = (
@@ -55,12 +64,17 @@ class DatasetConf:
     """Which data set, variant and folds; ``data_params`` go to the data layer's loader."""
 
     name: str = "???"
+    label: str | None = None  # how tables and figures call it (the papers' name)
     variant: str | None = None
     folds: list[int] = field(default_factory=lambda: [1, 2, 3, 4, 5])
     data_params: dict[str, Any] = field(default_factory=dict)
     loader: str | None = None
     eval_splits: list[str] | None = None
     report_metrics: list[str] | None = None
+    # {dataset, variant, data_params, label}: served when the data is absent and
+    # missing_data=stand_in (labelled as a substitution everywhere)
+    stand_in: Any = None
+    quick_stand_in: Any = None  # the same, served whenever profile=quick
 
 
 @dataclass
@@ -95,6 +109,29 @@ class HarnessConf:
     timeout_s: float | None = None
     solver_modules: list[str] = field(default_factory=list)
     preflight: bool = True
+    profile: str = "full"
+    missing_data: str = "error"
+    # values an experiment config looks up by interpolation: ${lookup.C.${dataset.name}}
+    lookup: dict[str, Any] = field(default_factory=dict)
+    # {solver name: {param: value, grid: {...}}} merged into the solver chosen by a sweep
+    per_solver: dict[str, Any] = field(default_factory=dict)
+    # {solver name: {n_max: N, reason: "..."}}: jobs with data_params.n > N are skipped
+    limits: dict[str, Any] = field(default_factory=dict)
+    # a paper artefact's rendering (rankbench.report): renderer, title, reads, options ...
+    report: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DataUse:
+    """How a job's dataset is served: the real files, a stand-in, or nothing (absent)."""
+
+    key: str                      # the dataset config's name (what the experiment asked for)
+    label: str
+    present: bool
+    dataset: str | None = None    # what is loaded (a stand-in's dataset when substituted)
+    variant: str | None = None
+    data_params: dict = field(default_factory=dict)
+    substitution: str | None = None  # human-readable note when not the real data
 
 
 def import_solver_modules(modules: list[str]) -> None:
@@ -110,9 +147,9 @@ def to_container(cfg: Any) -> dict[str, Any]:
     """The resolved config as plain Python (without the ``hydra`` node)."""
     if isinstance(cfg, DictConfig):
         try:
-            # the hydra node needs a live HydraConfig to resolve; it is not ours anyway
-            keep = [k for k in cfg.keys() if k != "hydra"]
-            data = OmegaConf.to_container(OmegaConf.masked_copy(cfg, keep), resolve=True)
+            if "hydra" in cfg:  # it needs a live HydraConfig to resolve; it is not ours anyway
+                cfg = OmegaConf.masked_copy(cfg, [k for k in cfg.keys() if k != "hydra"])
+            data = OmegaConf.to_container(cfg, resolve=True)
         except OmegaConfBaseException as exc:
             raise ConfigError([f"cannot resolve the config: {exc}"]) from None
     else:
@@ -121,8 +158,71 @@ def to_container(cfg: Any) -> dict[str, Any]:
     return data
 
 
+@functools.lru_cache(maxsize=1)
+def _schema():
+    return OmegaConf.structured(HarnessConf)
+
+
+def _fast_typed(data: dict[str, Any]) -> dict[str, Any] | None:
+    """``data`` with the schema's defaults filled in when every value already has its type, else None.
+
+    The common case of a composed config, checked without OmegaConf's (slow) structured
+    merge; anything unusual goes through that merge, which gives the precise message.
+    """
+    import dataclasses
+    import typing
+
+    def fits(value, hint) -> bool:
+        origin = typing.get_origin(hint)
+        if hint is Any:
+            return True
+        if origin in (typing.Union, types.UnionType):
+            return any(fits(value, h) for h in typing.get_args(hint))
+        if hint is type(None):
+            return value is None
+        if origin is list:
+            (item,) = typing.get_args(hint)
+            return isinstance(value, list) and all(fits(v, item) for v in value)
+        if origin is dict:
+            return isinstance(value, dict) and all(isinstance(k, str) for k in value)
+        if hint is float:
+            return isinstance(value, int | float) and not isinstance(value, bool)
+        if hint is int:
+            return isinstance(value, int) and not isinstance(value, bool)
+        if dataclasses.is_dataclass(hint):
+            return isinstance(value, dict) and check(hint, value) is not None
+        return isinstance(value, hint)
+
+    def check(cls, d: dict) -> dict | None:
+        hints = typing.get_type_hints(cls)
+        names = {f.name for f in dataclasses.fields(cls)}
+        if set(d) - names:
+            return None
+        out = {}
+        for f in dataclasses.fields(cls):
+            if f.name not in d:
+                default = (f.default_factory() if f.default_factory is not dataclasses.MISSING
+                           else f.default)
+                out[f.name] = dataclasses.asdict(default) if dataclasses.is_dataclass(default) else default
+                continue
+            if not fits(d[f.name], hints[f.name]):
+                return None
+            v = d[f.name]
+            if dataclasses.is_dataclass(hints[f.name]):
+                v = check(hints[f.name], v)
+            elif isinstance(v, int) and hints[f.name] is float:
+                v = float(v)
+            out[f.name] = v
+        return out
+
+    return check(HarnessConf, data)
+
+
 def _typed(data: dict[str, Any]) -> dict[str, Any]:
-    schema = OmegaConf.structured(HarnessConf)
+    fast = _fast_typed(data)
+    if fast is not None and "???" not in (fast["dataset"]["name"],):
+        return fast
+    schema = _schema()
     try:
         merged = OmegaConf.merge(schema, OmegaConf.create(data))
     except OmegaConfBaseException as exc:
@@ -138,7 +238,11 @@ def solver_params(solver: dict[str, Any]) -> dict[str, Any]:
     for key in [k for k in params if k.startswith(LOG10_PREFIX)]:
         value = params.pop(key)
         if value is not None:
-            params[key[len(LOG10_PREFIX):]] = 10.0 ** float(value)
+            try:
+                params[key[len(LOG10_PREFIX):]] = 10.0 ** float(value)
+            except (TypeError, ValueError):
+                raise ConfigError([f"solver.{key} must be a number (the exponent of 10), "
+                                   f"got {value!r}"]) from None
     return params
 
 
@@ -186,7 +290,12 @@ def grid_points(solver: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
-    """Check a composed config; return it as a plain dict, or raise one ConfigError listing every problem."""
+    """Check a composed config; return it as a plain dict, or raise one ConfigError listing every problem.
+
+    The dict gains ``folds``, ``eval_splits``, ``data_use`` (a ``DataUse``: how the data is
+    served; with ``check_data=False`` the real files are assumed) and ``skip`` (why the job
+    runs nothing: data not present, or a ``limits`` entry; None when it runs).
+    """
     data = _typed(to_container(cfg))
     import_solver_modules(data["solver_modules"])
     problems: list[str] = []
@@ -200,42 +309,37 @@ def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
         problems.append(f"timeout_s must be > 0 or null, got {data['timeout_s']}")
     if data["n_jobs"] == 0 or data["n_jobs"] < -1:
         problems.append(f"n_jobs must be >= 1 or -1 (all cores), got {data['n_jobs']}")
+    if data["profile"] not in PROFILES:
+        problems.append(f"profile must be one of {PROFILES}, got {data['profile']!r}")
+    if data["missing_data"] not in MISSING_DATA:
+        problems.append(f"missing_data must be one of {MISSING_DATA}, got {data['missing_data']!r}")
 
-    # ---- solver
+    # ---- solver (a sweep's per-solver values merged in first)
     from rankbench.estimators.registry import make_solver, solver_names
 
     solver = data["solver"]
     name = solver.get("name")
+    over = data["per_solver"].get(name) if isinstance(name, str) else None
+    if over is not None:
+        if not isinstance(over, dict):
+            problems.append(f"per_solver.{name} must be a mapping of solver parameters, got {over!r}")
+        else:
+            solver.update(over)  # shallow: a grid given here replaces the solver's whole grid
+    unknown_ps = sorted(set(data["per_solver"]) - set(solver_names()))
+    if unknown_ps:
+        problems.append(f"per_solver names unknown solvers {unknown_ps}")
     known = solver_names()
-    params = solver_params(solver)
+    try:
+        params = solver_params(solver)
+    except ConfigError as exc:
+        problems.extend(exc.problems)
+        params = None
     if not isinstance(name, str) or name not in known:
         problems.append(
             f"unknown solver {name!r}; registered solvers: {', '.join(known) or '(none)'}"
         )
-    else:
-        points = [{}]
-        if data["use_grid"]:
-            try:
-                points = grid_points(solver)
-            except ConfigError as exc:
-                problems.extend(exc.problems)
-        pf = data["protocol"]["per_fold"] if data["protocol"]["mode"] == "per_fold" else {}
-        pf = {k: v for k, v in pf.items() if isinstance(v, list) and v}
-        # every parameter set a job will build: grid points, and each fold's given values
-        n_given = max((len(v) for v in pf.values()), default=1)
-        points = [{**pt, **{k: v[min(i, len(v) - 1)] for k, v in pf.items()}}
-                  for pt in points for i in range(n_given)]
-        for point in points:
-            p = {**params, **point}
-            bad = (check_params({k: v for k, v in p.items() if k not in pf}, "solver")
-                   + check_params({k: p[k] for k in pf}, "protocol.per_fold"))
-            problems.extend(b for b in bad if b not in problems)
-            if not bad:
-                try:
-                    make_solver(name, p)
-                except Exception as exc:  # noqa: BLE001 - any constructor error is a config error
-                    problems.append(f"solver {name!r} refuses parameters {p}: {type(exc).__name__}: {exc}")
-                    break
+    elif params is not None:
+        problems.extend(_check_solver_points(data, name, solver, params, make_solver))
 
     # ---- protocol
     proto = data["protocol"]
@@ -279,13 +383,100 @@ def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
                 problems.append(
                     f"protocol.per_fold.{k} must list one value per fold ({len(folds or [])} folds), got {values!r}"
                 )
-    if check_data:
-        problems.extend(_check_dataset(ds, data["data_root"]))
+    for key in ("stand_in", "quick_stand_in"):
+        bad = _check_stand_in(ds[key], f"dataset.{key}")
+        if bad:
+            problems.append(bad)
+    use = DataUse(ds["name"], ds["label"] or ds["name"], True, ds["name"], ds["variant"],
+                  dict(ds["data_params"]))
+    if check_data and data["profile"] in PROFILES and data["missing_data"] in MISSING_DATA:
+        use, bad = resolve_data(ds, data["profile"], data["missing_data"], data["data_root"])
+        problems.extend(bad)
     if problems:
         raise ConfigError(problems)
     data["folds"] = folds
     data["eval_splits"] = splits
+    data["data_use"] = use
+    data["skip"] = None if use.present else "data not present"
+    lim = data["limits"].get(solver["name"]) or {}
+    n = use.data_params.get("n")
+    if use.present and "n_max" in lim and n is not None and float(n) > float(lim["n_max"]):
+        data["skip"] = f"limit n <= {lim['n_max']:,}: {lim.get('reason', 'declared in limits')}"
     return data
+
+
+def _check_solver_points(data, name, solver, params, make_solver) -> list[str]:
+    """Problems of every parameter set a job will build (grid points, each fold's given values)."""
+    problems: list[str] = []
+    points = [{}]
+    if data["use_grid"]:
+        try:
+            points = grid_points(solver)
+        except ConfigError as exc:
+            return exc.problems
+    pf = data["protocol"]["per_fold"] if data["protocol"]["mode"] == "per_fold" else {}
+    pf = {k: v for k, v in pf.items() if isinstance(v, list) and v}
+    n_given = max((len(v) for v in pf.values()), default=1)
+    points = [{**pt, **{k: v[min(i, len(v) - 1)] for k, v in pf.items()}}
+              for pt in points for i in range(n_given)]
+    for point in points:
+        p = {**params, **point}
+        bad = (check_params({k: v for k, v in p.items() if k not in pf}, "solver")
+               + check_params({k: p[k] for k in pf}, "protocol.per_fold"))
+        problems.extend(b for b in bad if b not in problems)
+        if bad:
+            continue
+        try:
+            est = make_solver(name, p)
+            check = getattr(est, "check_params", None)  # e.g. a loss x oracle pairing
+            if callable(check):
+                check()
+        except Exception as exc:  # noqa: BLE001 - any constructor error is a config error
+            problems.append(f"solver {name!r} refuses parameters {p}: {type(exc).__name__}: {exc}")
+            break
+    return problems
+
+
+def _check_stand_in(s: Any, what: str) -> str | None:
+    if s is None:
+        return None
+    if not isinstance(s, dict) or not isinstance(s.get("dataset"), str):
+        return f"{what} must be a mapping with at least 'dataset' (and variant, data_params, label), got {s!r}"
+    unknown = sorted(set(s) - {"dataset", "variant", "data_params", "label"})
+    return f"{what} has unknown keys {unknown}" if unknown else None
+
+
+def resolve_data(ds: dict[str, Any], profile: str, missing_data: str,
+                 root: str | None) -> tuple[DataUse, list[str]]:
+    """How the job's data is served, and problems (absent data with missing_data=error).
+
+    quick profile: the dataset's ``quick_stand_in`` when it has one; otherwise the real
+    files when present; otherwise its ``stand_in`` (missing_data=stand_in), else absent
+    (missing_data=skip|stand_in: the job runs nothing) or an error naming what goes where.
+    """
+    label = ds["label"] or ds["name"]
+    base = dict(ds["data_params"])
+
+    def stand_in(s: dict, why: str) -> DataUse:
+        params = {**(s.get("data_params") or {}), **base}
+        what = s.get("label") or f"{s['dataset']}/{s.get('variant')}"
+        return DataUse(ds["name"], label, True, s["dataset"], s.get("variant"), params,
+                       f"{label} {why}: {what} ({s['dataset']}/{s.get('variant')}, "
+                       f"{s.get('data_params') or {}})")
+
+    if profile == "quick" and ds["quick_stand_in"]:
+        q = ds["quick_stand_in"]
+        return DataUse(ds["name"], label, True, q["dataset"], q.get("variant"),
+                       {**(q.get("data_params") or {}), **base},
+                       f"{label} replaced by a small synthetic stand-in (quick mode)"), []
+    problems = _check_dataset(ds, root)
+    if not problems:
+        return DataUse(ds["name"], label, True, ds["name"], ds["variant"], base), []
+    if missing_data == "stand_in" and ds["stand_in"]:
+        return stand_in(ds["stand_in"], "absent"), []
+    if missing_data in ("skip", "stand_in"):
+        return DataUse(ds["name"], label, False), []
+    return DataUse(ds["name"], label, False), problems
 
 
 def _check_dataset(ds: dict[str, Any], root: str | None) -> list[str]:
@@ -331,9 +522,17 @@ def resolve_path(path: str, base: str | os.PathLike | None) -> str:
 
 
 def build_specs(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Run specs of one job from a validated config: one per fold (times the grid with use_grid)."""
+    """Run specs of one job from a validated config: one per fold (times the grid with use_grid).
+
+    A job that runs nothing (``data["skip"]``: data not present, or over a declared limit)
+    has no specs.
+    """
+    if data.get("skip"):
+        return []
     solver = data["solver"]
     ds = data["dataset"]
+    use = data.get("data_use") or DataUse(ds["name"], ds["name"], True, ds["name"], ds["variant"],
+                                          dict(ds["data_params"]))
     proto = data["protocol"]
     base = solver_params(solver)
     points = grid_points(solver) if data["use_grid"] else [{}]
@@ -345,16 +544,16 @@ def build_specs(data: dict[str, Any]) -> list[dict[str, Any]]:
                 params.update({k: v[i] for k, v in proto["per_fold"].items()})
             spec = {
                 "experiment": data["experiment_name"],
-                "dataset": ds["name"],
-                "variant": ds["variant"],
+                "dataset": use.dataset,
+                "variant": use.variant,
                 "fold": int(fold),
                 "solver": solver["name"],
                 "params": params,
                 "seed": data["seed"],
-                "data_params": dict(ds["data_params"]),
+                "data_params": dict(use.data_params),
                 "record_history": data["record_history"],
                 "eval_splits": list(data["eval_splits"]),
-                "loader": ds["loader"],
+                "loader": ds["loader"] if use.substitution is None else None,
             }
             if data["data_root"]:
                 spec["data_root"] = data["data_root"]

@@ -1,12 +1,15 @@
-"""``python -m rankbench.reproduce [--quick] [--report-only]``: run the papers' experiments, then report.
+"""``python -m rankbench.reproduce [--quick] [--report-only] [--launcher L]``: the papers, then the report.
 
-1. Read the experiments (``experiments/<paper>/experiments.yaml``) and expand them into run
-   specs; datasets absent from the data root become stand-ins (when one is defined) or
-   "data not present"; solvers not in this build are "pending".
-2. Unless ``--report-only``: ``run_many`` every runnable spec into the store, resuming what
-   is stored already (a second run only re-renders).
+Every paper artefact is an experiment config, ``conf/experiment/<paper>/<artefact>.yaml``.
+1. Plan each one (``rankbench.plan``: the sweep composed job by job, validated, run specs);
+   datasets absent from the data root become their declared stand-ins or "data not present".
+2. Unless ``--report-only``: run each one exactly as ``rankbench -m experiment=<name>``
+   would (the same compose -> validate -> run path, through any Hydra launcher), resuming
+   what is stored (a second call only re-renders).
 3. Render every table and figure from the stored records into ``results/`` (``--quick``:
-   ``results/_quick``) and index them in ``README.md``.
+   small synthetic stand-ins and reduced grids, ``results/_quick``) and index them.
+Exit status: 0 when every run and artefact is ok, 1 when a run or a renderer failed,
+2 on a usage or configuration error (nothing ran).
 """
 
 from __future__ import annotations
@@ -14,78 +17,77 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-from rankbench.report import attach_records, generated_stamp, render_all, write_index
-from rankbench.report.plan import (
-    ExperimentPlan,
-    all_experiments,
-    expand_experiment,
-    load_datasets,
-    load_papers,
+from rankbench.config import ConfigError
+from rankbench.plan import (
+    QUICK_PREFIX,
+    artefact_name,
+    conf_dir,
+    experiment_names,
+    hydra_context,
+    plan_experiment,
 )
+from rankbench.report import attach_records, generated_stamp, render_all, write_index
+
+LAUNCHERS = ("basic", "joblib", "ray", "ray_cluster", "slurm", "submitit_local")
 
 
-def find_experiments_dir(explicit: str | None) -> Path:
-    """``--experiments``, else ./experiments, else the source checkout's experiments/."""
-    candidates = [Path(explicit)] if explicit else [
-        Path.cwd() / "experiments", Path(__file__).resolve().parents[2] / "experiments"]
-    for c in candidates:
-        if (c / "datasets.yaml").is_file():
-            return c
-    raise ValueError(f"no experiments folder (with datasets.yaml) at {', '.join(map(str, candidates))}; "
-                     "pass --experiments DIR")
+def repository_root() -> Path:
+    """The source checkout (holds conf/, experiments/ and results/)."""
+    return conf_dir().parent
 
 
-def availability(data_root: str | None):
-    """``available(name, variant) -> bool`` over the data registry (False for unknown names)."""
-    from rankbench.data import dataset_available, list_datasets
+def select_names(quick: bool, only: list[str] | None) -> list[str]:
+    """The experiment configs to run: every artefact's (its quick/ variant with ``quick``).
 
-    known = set(list_datasets())
-
-    def available(name: str, variant: str | None) -> bool:
-        return name in known and dataset_available(name, variant, root=data_root)
-
-    return available
-
-
-def build_plans(experiments_dir: Path, quick: bool, data_root: str | None,
-                only: list[str] | None = None):
-    """Papers and every experiment's plan for this mode (``only``: restrict to these tags)."""
-    from rankbench.estimators.registry import solver_names
-
-    papers = load_papers(experiments_dir)
-    datasets = load_datasets(experiments_dir / "datasets.yaml")
-    known = set(solver_names())
-    available = availability(data_root)
-    plans: dict[str, ExperimentPlan] = {}
-    for tag, exp in all_experiments(papers).items():
-        plans[tag] = expand_experiment(exp, datasets, quick, available, known)
-        if data_root:
-            for r in plans[tag].runs:
-                r.spec["data_root"] = data_root  # presentation field: not part of the run id
-    if only:
-        unknown = sorted(set(only) - set(plans))
-        if unknown:
-            raise ValueError(f"--only names unknown experiments {unknown}; known: {sorted(plans)}")
-        papers = [p for p in papers if any(t in only for a in p.artefacts for t in a.experiments)]
-        for p in papers:
-            p.artefacts = [a for a in p.artefacts if all(t in only for t in a.experiments)]
-        plans = {t: pl for t, pl in plans.items() if t in only}
-    return papers, plans
+    ``only`` names artefacts (``chapelle2010/table3``) or papers (``chapelle2010``);
+    an unknown name is a ValueError listing the known ones.
+    """
+    names = experiment_names(quick)
+    if not only:
+        return names
+    known = {artefact_name(n): n for n in names}
+    papers = {a.split("/")[0] for a in known}
+    unknown = [o for o in only if o not in known and o not in papers]
+    if unknown:
+        raise ValueError(f"--only names unknown artefacts {unknown}; known: papers "
+                         f"{sorted(papers)} or artefacts {sorted(known)}")
+    return [n for a, n in known.items() if a in only or a.split("/")[0] in only]
 
 
-def describe_plan(plans: dict[str, ExperimentPlan]) -> str:
-    """One line per experiment: runs, absent datasets, pending solvers, time budget."""
+def _read_name(read: str, quick: bool) -> str:
+    q = QUICK_PREFIX + read
+    return q if quick and (conf_dir() / "experiment" / f"{q}.yaml").is_file() else read
+
+
+def plan_all(names: list[str], quick: bool, overrides: list[str]):
+    """Plans of ``names`` and of every experiment config they read; ``reads`` per name."""
+    plans, reads = {}, {}
+    with hydra_context():
+        todo = list(names)
+        while todo:
+            name = todo.pop(0)
+            if name in plans:
+                continue
+            plans[name] = plan_experiment(name, overrides)
+            reads[name] = [_read_name(r, quick) for r in plans[name].report.get("reads") or []]
+            todo.extend(r for r in reads[name] if r not in plans)
+    return plans, reads
+
+
+def describe(plans, names: list[str]) -> str:
+    """One line per experiment config: runs, absent datasets, stand-ins, time budget."""
     lines = []
-    for tag, plan in plans.items():
-        absent = [r.label for r in plan.resolutions.values() if not r.present]
-        subst = [r.label for r in plan.resolutions.values() if r.substitution]
-        parts = [f"{tag}: {len(plan.runnable())} runs (budget {plan.experiment.budget_s:.0f} s)"]
-        if plan.pending_solvers:
-            parts.append(f"pending solvers {plan.pending_solvers}")
+    for name in names:
+        p = plans[name]
+        absent = [r.label for r in p.resolutions.values() if not r.present]
+        subst = [r.label for r in p.resolutions.values() if r.substitution]
+        parts = [f"{name} ({p.tag}): {len(p.specs)} runs in {len(p.jobs)} jobs"
+                 + (f" (budget {p.report['budget_s']:.0f} s)" if p.report.get("budget_s") else "")]
         if absent:
             parts.append(f"data not present: {absent}")
         if subst:
@@ -94,66 +96,92 @@ def describe_plan(plans: dict[str, ExperimentPlan]) -> str:
     return "\n".join(lines)
 
 
+def run_experiment(name: str, overrides: list[str], launcher: str, progress: bool) -> int:
+    """``rankbench -m experiment=<name> <overrides>`` in a fresh process; its exit status."""
+    cmd = [sys.executable, "-m", "rankbench", "-m", f"experiment={name}", *overrides,
+           f"progress={str(progress).lower()}"]
+    if launcher != "basic":
+        cmd.append(f"hydra/launcher={launcher}")
+    print("  $ " + " ".join(cmd[1:]), flush=True)
+    return subprocess.run(cmd, cwd=repository_root()).returncode
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     ap = argparse.ArgumentParser(prog="python -m rankbench.reproduce", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true",
                     help="reduced grids on small synthetic data, into results/_quick")
     ap.add_argument("--report-only", action="store_true", help="render from stored records, train nothing")
-    ap.add_argument("--experiments", help="experiments folder (default ./experiments)")
     ap.add_argument("--results", help="output folder (default results/, or results/_quick with --quick)")
     ap.add_argument("--store", help="results store folder (default <results>/store)")
     ap.add_argument("--data-root", help="data root (default: RANKBENCH_DATA)")
-    ap.add_argument("--n-jobs", type=int, default=2, help="upper bound on parallel runs (default 2)")
-    ap.add_argument("--only", nargs="+", metavar="TAG", help="only these experiment tags")
+    ap.add_argument("--launcher", default=os.environ.get("LAUNCHER") or "basic",
+                    help=f"Hydra launcher for the runs: {', '.join(LAUNCHERS)} or any "
+                         "hydra/launcher config (default basic: one job after another)")
+    ap.add_argument("--only", nargs="+", metavar="NAME",
+                    help="only these artefacts (chapelle2010/table3) or papers (chapelle2010)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = ap.parse_args(argv)
-    if args.n_jobs < 1:
-        ap.error("--n-jobs must be >= 1")
 
+    from rankbench.report.paper import load_papers
     from rankbench.store import ResultStore
 
-    exp_dir = find_experiments_dir(args.experiments)
-    results = Path(args.results) if args.results else (
-        exp_dir.parent / "results" / ("_quick" if args.quick else ""))
+    root = repository_root()
+    results = Path(args.results) if args.results else root / "results" / ("_quick" if args.quick else "")
     store = ResultStore(Path(args.store) if args.store else results / "store")
     data_root = args.data_root or os.environ.get("RANKBENCH_DATA") or None
-    papers, plans = build_plans(exp_dir, args.quick, args.data_root, args.only)
+    overrides = [f"store={store.root.resolve()}"]
+    if data_root:
+        overrides.append(f"data_root={Path(data_root).resolve()}")
+    try:
+        names = select_names(args.quick, args.only)
+        plans, reads = plan_all(names, args.quick, overrides)
+    except (ValueError, ConfigError) as exc:
+        print(f"rankbench.reproduce: {exc}", file=sys.stderr)
+        return 2
     print(f"rankbench.reproduce: {'quick' if args.quick else 'full'} mode, data root "
-          f"{data_root or '(none: RANKBENCH_DATA unset)'}, store {store.root}")
-    print(describe_plan(plans))
+          f"{data_root or '(none: RANKBENCH_DATA unset)'}, store {store.root}, launcher {args.launcher}")
+    print(describe(plans, names))
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
+    failed_runs = []
     if not args.report_only:
-        from rankbench.runner import run_many
-
-        for tag, plan in plans.items():
-            specs = plan.runnable()
-            if not specs:
+        try:
+            store.check_writable()
+        except OSError as exc:
+            print(f"rankbench.reproduce: {exc}", file=sys.stderr)
+            return 2
+        for name in names:
+            if not plans[name].specs:
                 continue
             t = time.perf_counter()
-            n_jobs = max(1, min(args.n_jobs, plan.experiment.n_jobs))
-            records = run_many(specs, store, n_jobs=n_jobs, progress=not args.no_progress)
-            timings[tag] = time.perf_counter() - t
-            failed = sum(r["status"] != "ok" for r in records)
-            print(f"  {tag}: {len(records)} runs in {timings[tag]:.1f} s"
-                  + (f", {failed} FAILED (see their records' error)" if failed else ""))
+            code = run_experiment(name, overrides, args.launcher, not args.no_progress)
+            timings[name] = time.perf_counter() - t
+            print(f"  {name}: {len(plans[name].specs)} runs in {timings[name]:.1f} s"
+                  + (f", exit status {code}" if code else ""), flush=True)
+            if code:
+                failed_runs.append(name)
     timings_file = results / "timings.json"
-    ran = {t: s for t, s in timings.items() if s > 1.0}
-    if ran:  # keep the wall times of the last invocation that trained, for the index
+    if sum(timings.values()) > 1.0:  # the wall times of the last invocation that trained
         results.mkdir(parents=True, exist_ok=True)
         timings_file.write_text(json.dumps({
             "finished": generated_stamp(), "train_s_total": round(sum(timings.values()), 1),
+            "launcher": args.launcher,
             "experiments_s": {t: round(s, 1) for t, s in timings.items()}}, indent=1) + "\n")
     counts = attach_records(plans, store)
-    artefacts = render_all(papers, plans, results, quick=args.quick,
+    for line in counts["corrupt_files"]:
+        print(f"rankbench.reproduce: corrupt record file skipped: {line}", file=sys.stderr)
+    papers = load_papers(root / "experiments")
+    artefacts = render_all(papers, plans, names, reads, results, quick=args.quick,
                            data_root=Path(data_root) if data_root else None)
     header = [
         f"Generated {generated_stamp()} by `python -m rankbench.reproduce"
         f"{' --quick' if args.quick else ''}` from the records in `{_rel(store.root, results)}` "
         f"({counts['found']} of {counts['found'] + counts['missing']} planned runs stored"
         + (f", {counts['corrupt']} corrupt record files skipped" if counts["corrupt"] else "") + ").",
-        f"Data root: {data_root or 'not set'}. Experiments: `{_rel(exp_dir, results)}`.",
+        f"Data root: {data_root or 'not set'}. Experiments: `conf/experiment/<paper>/<artefact>.yaml` "
+        "(`rankbench -m experiment=<paper>/<artefact>` runs one); published numbers: "
+        "`experiments/<paper>/paper_values.csv`.",
     ]
     if timings_file.is_file():
         last = json.loads(timings_file.read_text())
@@ -169,7 +197,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {len(artefacts)} artefacts and {index} in {time.perf_counter() - t0:.1f} s")
     for a in artefacts:
         print(f"  [{a.status}] {a.id}")
-    return 1 if bad else 0
+    if failed_runs:
+        print(f"rankbench.reproduce: runs failed in {failed_runs} (their records hold the error: "
+              "rankbench results --errors)", file=sys.stderr)
+    if counts["corrupt"]:
+        print(f"rankbench.reproduce: {counts['corrupt']} corrupt record file(s) in {store.root} "
+              "were skipped (listed above)", file=sys.stderr)
+    return 1 if bad or failed_runs or counts["corrupt"] else 0
 
 
 def _rel(p: Path, base: Path) -> str:

@@ -44,6 +44,27 @@ class CorruptRecordError(ValueError):
         super().__init__(head + ":\n  " + "\n  ".join(lines))
 
 
+class StoreWriteError(OSError):
+    """A record could not be written to the store; ``fallback`` is where it was saved instead."""
+
+    def __init__(self, path: Path, cause: BaseException, fallback: Path | None):
+        self.path, self.cause, self.fallback = Path(path), cause, fallback
+        kept = (f"the record was saved to {fallback} instead (copy it into the store when the "
+                "problem is fixed)") if fallback else "the record could not be saved anywhere"
+        super().__init__(f"cannot write {path}: {type(cause).__name__}: {cause}; {kept}")
+
+
+# Records are shared on cluster stores: readable by everyone, whatever the umask.
+RECORD_MODE = 0o644
+STATUSES = ("ok", "failed", "skipped")
+
+
+def fallback_dir() -> Path:
+    """Where records go when the store cannot take them: RANKBENCH_FALLBACK, else a temp folder."""
+    env = os.environ.get("RANKBENCH_FALLBACK")
+    return Path(env) if env else Path(tempfile.gettempdir()) / "rankbench-unsaved-records"
+
+
 def check_experiment_tag(tag: str) -> str:
     """Return ``tag`` when it is usable as a directory name, else raise ValueError."""
     if not isinstance(tag, str) or not _TAG_RE.match(tag):
@@ -102,6 +123,7 @@ def write_json_atomic(path: Path, obj: Any) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, RECORD_MODE)  # mkstemp makes 0600 files
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -119,8 +141,8 @@ def _validate_record(obj: Any) -> str | None:
     for key in ("run_id", "status", "experiment"):
         if key not in obj:
             return f"missing field {key!r}"
-    if obj["status"] not in ("ok", "failed"):
-        return f"status is {obj['status']!r}, expected 'ok' or 'failed'"
+    if obj["status"] not in STATUSES:
+        return f"status is {obj['status']!r}, expected one of {', '.join(STATUSES)}"
     if not isinstance(obj["run_id"], str) or not _RUN_ID_RE.match(obj["run_id"]):
         return f"run_id {obj['run_id']!r} is not a 40-digit hex sha1"
     return None
@@ -173,8 +195,27 @@ class ResultStore:
         rec = to_jsonable(record)
         rec.setdefault("schema_version", SCHEMA_VERSION)
         path = self.path_for(rec["run_id"], rec["experiment"])
-        write_json_atomic(path, rec)
+        try:
+            write_json_atomic(path, rec)
+        except OSError as exc:
+            fallback = fallback_dir() / rec["experiment"] / path.name
+            try:
+                write_json_atomic(fallback, rec)
+            except OSError:
+                fallback = None
+            raise StoreWriteError(path, exc, fallback) from exc
         return path
+
+    def check_writable(self) -> None:
+        """Raise StoreWriteError-like OSError now, before any training, when records cannot be written."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".write-check.", dir=self.root)
+            os.close(fd)
+            os.unlink(tmp)
+        except OSError as exc:
+            raise OSError(f"results store {self.root} is not writable: {type(exc).__name__}: "
+                          f"{exc.strerror or exc}") from None
 
     # ---- read --------------------------------------------------------------
     @staticmethod

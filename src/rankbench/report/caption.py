@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 
 from rankbench.report.context import RenderContext
-from rankbench.report.plan import PlannedRun
+from rankbench.report.records import PlannedRun
 
 
 def _fmt_values(vals: list[Any]) -> str:
@@ -21,10 +21,14 @@ def _fmt_values(vals: list[Any]) -> str:
 
 def params_summary(runs: list[PlannedRun]) -> str:
     """Per solver, the grid of hyper-parameters its runs use, e.g. ``prsvm: C in {1e-4}``."""
+    from rankbench.spec import PRESENTATION_PARAMS
+
     by_solver: dict[str, dict[str, list]] = {}
     for r in runs:
         d = by_solver.setdefault(r.spec["solver"], {})
         for k, v in r.spec["params"].items():
+            if v is None or k in PRESENTATION_PARAMS:  # the solver's default / console output
+                continue
             if isinstance(v, list):
                 v = f"[{len(v)} values]"
             d.setdefault(k, []).append(v)
@@ -64,7 +68,7 @@ def build_caption(ctx: RenderContext, runs: list[PlannedRun], extra: list[str] |
         lines[0] += f" Reproduces {ctx.artefact.paper_artefact}."
     for tag in ctx.artefact.experiments:
         plan = ctx.plans[tag]
-        lines.append(f"Experiment `{tag}`: {plan.experiment.description}")
+        lines.append(f"Experiment `{tag}` (store tag {plan.tag}): {plan.description}")
         used = []
         for res in plan.resolutions.values():
             if not res.present:
@@ -82,10 +86,13 @@ def build_caption(ctx: RenderContext, runs: list[PlannedRun], extra: list[str] |
         if plan.runs:
             lines.append(f"Hyper-parameters: {params_summary(plan.runs)}.")
         if plan.pending_solvers:
-            lines.append(f"Pending (solver not available in this build): {', '.join(plan.pending_solvers)}.")
+            lines.append("Not run here (the solver cannot run on this machine, e.g. a peer not "
+                         f"built): {', '.join(plan.pending_solvers)}.")
         done = sum(r.ok for r in plan.runs)
-        failed = sum(r.record is not None and not r.ok for r in plan.runs)
-        lines.append(f"Runs: {done} ok of {len(plan.runs)} planned" + (f", {failed} failed" if failed else "") + ".")
+        failed = sum(r.status == "failed" for r in plan.runs)
+        skipped = sum(r.status == "skipped" for r in plan.runs)
+        lines.append(f"Runs: {done} ok of {len(plan.runs)} planned" + (f", {failed} failed" if failed else "")
+                     + (f", {skipped} skipped" if skipped else "") + ".")
     if ctx.quick:
         lines.append("QUICK MODE: reduced grids on small synthetic data; not comparable to the paper.")
     lines.append(environment_summary(runs) + ".")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rankbench.report.plan import ExperimentPlan, PlannedRun
+from rankbench.plan import ExperimentPlan
+from rankbench.report.records import PlannedRun
 
 
 def difference(ours: float | None, paper: float | None) -> float | None:
@@ -62,13 +63,3 @@ def plan_status(plan: ExperimentPlan, datasets: list[str] | None = None) -> str:
     if st == "ok" and (plan.pending_solvers or len(present) < len(keys)):
         return "partial"
     return st
-
-
-def dataset_note(plan: ExperimentPlan, key: str) -> str:
-    """'real', 'stand-in: ...', or 'data not present' for one dataset of a plan."""
-    res = plan.resolutions.get(key)
-    if res is None:
-        return "not in this run"
-    if not res.present:
-        return "data not present"
-    return f"stand-in: {res.substitution}" if res.substitution else "real data"

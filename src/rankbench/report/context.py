@@ -2,12 +2,52 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rankbench.report.plan import ArtefactDef, ExperimentPlan, Paper, PlannedRun
+from rankbench.plan import ExperimentPlan
+from rankbench.report.paper import Paper
+from rankbench.report.records import PlannedRun
+
+# Keys of an experiment config's ``report:`` block.
+REPORT_KEYS = {"paper", "artefact", "id", "kind", "renderer", "title", "description", "reads",
+               "options", "budget_s"}
+
+
+@dataclass
+class ArtefactDef:
+    """One table or figure of a paper: how it is drawn and the experiments whose runs it reads.
+
+    ``experiments[0]`` is the artefact's own experiment config; the others come from its
+    ``report.reads``.
+    """
+
+    id: str
+    paper: str
+    kind: str
+    renderer: str
+    title: str
+    experiments: list[str]
+    paper_artefact: str | None = None
+    options: dict = field(default_factory=dict)
+    budget_s: float | None = None
+
+    @classmethod
+    def from_report(cls, name: str, report: dict[str, Any], reads: list[str]) -> ArtefactDef:
+        """The artefact of experiment config ``name`` from its ``report:`` block (ValueError if bad)."""
+        unknown = sorted(set(report) - REPORT_KEYS)
+        missing = [k for k in ("paper", "kind", "renderer", "title") if not report.get(k)]
+        if unknown or missing:
+            raise ValueError(f"experiment {name}: report block "
+                             + (f"has unknown keys {unknown}" if unknown else f"lacks {missing}"))
+        if report["kind"] not in ("table", "figure"):
+            raise ValueError(f"experiment {name}: report.kind must be table or figure")
+        art = report.get("artefact") or name.split("/")[-1]
+        return cls(id=report.get("id") or f"{report['paper']}_{art}", paper=report["paper"],
+                   kind=report["kind"], renderer=report["renderer"], title=report["title"],
+                   experiments=[name, *reads], paper_artefact=report.get("artefact"),
+                   options=dict(report.get("options") or {}), budget_s=report.get("budget_s"))
 
 # Artefact status, from best to worst; an artefact's status is its worst part.
 STATUSES = ("ok", "partial", "pending", "data not present")
@@ -25,12 +65,12 @@ class RenderContext:
     data_root: Path | None = None
 
     def runs(self, tag: str | None = None) -> list[PlannedRun]:
-        """Planned runs of one experiment (default: the artefact's first)."""
+        """Planned runs of one experiment config (default: the artefact's own)."""
         tag = tag or self.artefact.experiments[0]
         return self.plans[tag].runs
 
     def plan(self, tag: str | None = None) -> ExperimentPlan:
-        """The plan of one experiment (default: the artefact's first)."""
+        """The plan of one experiment config (default: the artefact's own)."""
         return self.plans[tag or self.artefact.experiments[0]]
 
     def values(self, **match: Any) -> list[dict[str, Any]]:
@@ -57,31 +97,6 @@ class Artefact:
     status: str
     notes: list[str] = field(default_factory=list)
     comparisons: list[dict[str, Any]] = field(default_factory=list)  # paper vs ours rows
-
-
-Renderer = Callable[[RenderContext], Artefact]
-_RENDERERS: dict[str, Renderer] = {}
-
-
-def renderer(name: str) -> Callable[[Renderer], Renderer]:
-    """Decorator: register a renderer under the name experiments.yaml uses."""
-
-    def deco(fn: Renderer) -> Renderer:
-        if name in _RENDERERS and _RENDERERS[name] is not fn:
-            raise ValueError(f"renderer {name!r} registered twice")
-        _RENDERERS[name] = fn
-        return fn
-
-    return deco
-
-
-def get_renderer(name: str) -> Renderer:
-    """The renderer registered as ``name``; ValueError listing the known ones otherwise."""
-    from rankbench.report import renderers  # noqa: F401  (registers them)
-
-    if name not in _RENDERERS:
-        raise ValueError(f"unknown renderer {name!r}; known: {', '.join(sorted(_RENDERERS))}")
-    return _RENDERERS[name]
 
 
 def worst_status(statuses: list[str]) -> str:

@@ -1,16 +1,36 @@
-"""Reading numbers out of stored records: dotted metric paths, model selection, fold means."""
+"""Reading numbers out of stored records: planned runs, dotted metric paths, selection, fold means."""
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from rankbench.report.plan import PlannedRun
+from rankbench.config import DataUse
 
 _METRIC_BLOCKS = ("train", "vali", "test")
+
+
+@dataclass
+class PlannedRun:
+    """One run spec of an experiment, how its dataset was served, and its stored record."""
+
+    spec: dict[str, Any]
+    resolution: DataUse
+    dataset_key: str
+    record: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether a stored record with status ok is attached."""
+        return self.record is not None and self.record.get("status") == "ok"
+
+    @property
+    def status(self) -> str:
+        """'ok', 'failed', 'skipped' (the solver cannot run here) or 'missing' (no record)."""
+        return "missing" if self.record is None else str(self.record.get("status"))
 
 
 def value(record: dict[str, Any] | None, path: str) -> float | None:
@@ -38,22 +58,43 @@ def value(record: dict[str, Any] | None, path: str) -> float | None:
 
 
 def choose_per_fold(runs: list[PlannedRun], metric: str) -> dict[tuple[str, str], list[PlannedRun]]:
-    """Per (dataset, solver), the ok run with the best ``metric`` in each fold (first on ties).
+    """Per (dataset entry, solver), the run selected in each fold (``rankbench.selection``'s rule).
 
     Model selection as in LETOR: the validation metric picks the hyper-parameters fold by
-    fold; folds whose runs lack the metric fall back to the first ok run of that fold.
+    fold, with the selection module's seed averaging and tie rule; a fold where no run has
+    the metric has no selection.  Runs of several seeds of the chosen parameters are all
+    returned for that fold.
     """
-    groups: dict[tuple[str, str, int], list[PlannedRun]] = defaultdict(list)
-    for r in runs:
-        if r.ok:
-            groups[(r.dataset_key, r.spec["solver"], r.spec["fold"])].append(r)
-    chosen: dict[tuple[str, str], list[PlannedRun]] = defaultdict(list)
-    for (ds, solver, _fold), rs in sorted(groups.items(), key=lambda kv: kv[0]):
-        scored = [(value(r.record, metric), i, r) for i, r in enumerate(rs)]
-        have = [t for t in scored if t[0] is not None]
-        best = max(have, key=lambda t: (t[0], -t[1]))[2] if have else rs[0]
-        chosen[(ds, solver)].append(best)
-    return dict(chosen)
+    import pandas as pd
+
+    from rankbench.selection import select_per_fold
+    from rankbench.store import flatten_record
+
+    ok = [r for r in runs if r.ok]
+    if not ok:
+        return {}
+    frame = pd.DataFrame([_row(r, flatten_record) for r in ok])
+    if metric not in frame.columns:
+        return {}
+    sel = select_per_fold(frame, metric, keys=("dataset_key", "fold", "solver"))
+    by_id = {r.record["run_id"]: r for r in ok}
+    chosen: dict[tuple[str, str], list[PlannedRun]] = {}
+    for row in sel.sort_values(["dataset_key", "solver", "fold"], kind="mergesort").itertuples():
+        chosen.setdefault((row.dataset_key, row.solver), []).extend(by_id[i] for i in row.run_ids)
+    return chosen
+
+
+def _row(run: PlannedRun, flatten_record) -> dict[str, Any]:
+    """A record's frame row with its identity taken from the planned spec (what was asked)."""
+    import json
+
+    row = {k: v for k, v in flatten_record(run.record).items() if not k.startswith("params")}
+    params = {k: v for k, v in run.spec["params"].items() if v is not None}
+    row.update({"dataset_key": run.dataset_key, "fold": run.spec["fold"],
+                "solver": run.spec["solver"], "seed": run.spec.get("seed", 0),
+                "params": json.dumps(params, sort_keys=True),
+                **{f"params.{k}": v for k, v in params.items()}})
+    return row
 
 
 def mean_of(runs: list[PlannedRun], metric: str) -> float | None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from rankbench.report.caption import build_caption
 from rankbench.report.compare import comparison_row, data_kind, plan_status, ratio, runs_status
-from rankbench.report.context import Artefact, RenderContext, renderer
+from rankbench.report.context import Artefact, RenderContext
 from rankbench.report.labels import solver_label
 from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
 from rankbench.report.records import mean_of, sum_of, value
@@ -20,11 +20,10 @@ TABLE_COLUMNS = ["dataset", "method", "solver", "folds", "ndcg@10 ours", "ndcg@1
 _AT_C = re.compile(r"^(?P<metric>.+)@C=(?P<c>[0-9.eE+-]+)$")
 
 
-@renderer("ranksvm_time_table")
 def ranksvm_time_table(ctx: RenderContext) -> Artefact:
     """Tables 3 and 4: per dataset and solver, mean test NDCG@10 and summed training time."""
     plan = ctx.plan()
-    exp = plan.experiment
+    exp = plan
     rows, comps = [], []
     aid = ctx.artefact.paper_artefact
     for ds in exp.datasets:
@@ -94,11 +93,10 @@ def _reference_points(ctx: RenderContext, ds: str) -> list[tuple[str, str, float
     return out
 
 
-@renderer("c_sweep_figure")
 def c_sweep_figure(ctx: RenderContext) -> Artefact:
     """Fig. 1: total training time (log-log) and mean test NDCG@10 against C, one row per dataset."""
     plan = ctx.plan()
-    datasets = ctx.artefact.options.get("datasets") or plan.experiment.datasets
+    datasets = ctx.artefact.options.get("datasets") or plan.datasets
     datasets = [d for d in datasets if d in plan.resolutions] or list(plan.resolutions)[:1]
     fig, axes = new_figure(len(datasets), 2)
     data_rows, comps = [], []
@@ -112,7 +110,7 @@ def c_sweep_figure(ctx: RenderContext) -> Artefact:
             for ax in (ax_t, ax_n):
                 empty_panel(ax, f"{res.label}: data not present")
             continue
-        for solver in plan.experiment.solvers:
+        for solver in plan.solvers:
             by_c = defaultdict(list)
             for r in plan.runs:
                 if r.dataset_key == ds and r.spec["solver"] == solver:
@@ -171,7 +169,6 @@ def c_sweep_figure(ctx: RenderContext) -> Artefact:
                     plan_status(plan, datasets), [], comps)
 
 
-@renderer("auc_scaling_figure")
 def auc_scaling_figure(ctx: RenderContext) -> Artefact:
     """Fig. 3: training time against n (log-log) per solver, with n and n^2 guide lines; test AUC beside."""
     plan = ctx.plan()
@@ -183,7 +180,7 @@ def auc_scaling_figure(ctx: RenderContext) -> Artefact:
         for ax in (ax_t, ax_a):
             empty_panel(ax, f"{res.label}: data not present")
     anchor = None
-    for solver in plan.experiment.solvers:
+    for solver in plan.solvers:
         pts = []
         for r in plan.runs:
             if r.spec["solver"] == solver and r.ok:
@@ -200,7 +197,7 @@ def auc_scaling_figure(ctx: RenderContext) -> Artefact:
         ax_a.plot(n, a.astype(float), marker="o", label=solver_label(solver))
         if solver == "prsvm_plus":
             anchor = (n[0], t[0], n[-1])
-    limits = plan.experiment.solver_limits
+    limits = plan.limits
     caps: dict[int, list[str]] = {}
     for solver, lim in limits.items():
         if "n_max" in lim:

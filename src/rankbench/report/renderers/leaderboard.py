@@ -6,7 +6,7 @@ import csv
 
 from rankbench.report.caption import build_caption
 from rankbench.report.compare import plan_status
-from rankbench.report.context import Artefact, RenderContext, renderer, worst_status
+from rankbench.report.context import Artefact, RenderContext, worst_status
 from rankbench.report.labels import solver_label
 from rankbench.report.output import markdown_table
 from rankbench.report.records import choose_per_fold, mean_of
@@ -16,7 +16,6 @@ METRICS = ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map", "auc"]
 ALPHA = 0.05
 
 
-@renderer("leaderboard_table")
 def leaderboard_table(ctx: RenderContext) -> Artefact:
     """Per dataset: test metrics of each solver's per-fold selected model, sorted by NDCG@10.
 
@@ -33,13 +32,13 @@ def leaderboard_table(ctx: RenderContext) -> Artefact:
     chosen = choose_per_fold(runs, select_on)
     solvers = []
     for p in plans:
-        solvers += [s for s in p.experiment.solvers if s not in solvers]
+        solvers += [s for s in p.solvers if s not in solvers]
     pending = sorted({s for p in plans for s in p.pending_solvers})
     cols = ["rank", "solver", "method", "folds", *[f"test {m}" for m in METRICS],
             "p ndcg@10 vs ref", "p map vs ref", "train s/fold", "chosen params"]
     sections, all_rows = [], []
     experiments_dir = ctx.paper.folder.parent
-    for ds in main.experiment.datasets:
+    for ds in main.datasets:
         res = main.resolutions[ds]
         title = f"## {res.label}" + (f" (stand-in: {res.substitution})" if res.substitution else "")
         if not res.present:

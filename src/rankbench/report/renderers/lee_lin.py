@@ -6,10 +6,10 @@ import numpy as np
 
 from rankbench.report.caption import build_caption
 from rankbench.report.compare import comparison_row, data_kind, plan_status
-from rankbench.report.context import Artefact, RenderContext, renderer
+from rankbench.report.context import Artefact, RenderContext
 from rankbench.report.labels import solver_label
 from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
-from rankbench.report.plan import PlannedRun
+from rankbench.report.records import PlannedRun
 from rankbench.report.records import history, value
 
 # LIBLINEAR's TRON stops at ||g|| <= eps ||g0|| with eps = 1e-3 for RankSVM (Lee & Lin's
@@ -17,34 +17,23 @@ from rankbench.report.records import history, value
 DEFAULT_TRON_EPS = 1e-3
 
 
-def _split(run: PlannedRun, split: str):
-    """The stored run's data split, read again (reading data; no training)."""
-    from rankbench.runner import load_split
-
-    return load_split(run.spec, split)
-
-
-def iterate_scores(run: PlannedRun, data) -> list[dict]:
+def iterate_scores(run: PlannedRun) -> list[dict]:
     """Per history row: x (CG iterations for TRON, iterations otherwise), objective, test metrics.
 
-    The record keeps each iterate's coefficients (``keep_coef_history``); the test
-    pairwise accuracy and NDCG@10 are computed here from them, O(nd) per row.
+    The runner scored every iterate on the test split at run time (``test_pairwise_accuracy``,
+    ``test_ndcg@10`` in each history row of a ``keep_coef_history`` run): nothing is read here.
     """
-    from rankbench.metrics import ndcg_at_k, pairwise_accuracy
-
     rows = []
     for i, h in enumerate(history(run.record)):
         x = h.get("cg_iter") if run.spec["solver"].startswith("tron") else h.get("iter", i + 1)
         row = {"x": x, "objective": h.get("objective"), "grad_norm": h.get("grad_norm")}
-        if h.get("coef") is not None and data is not None:
-            s = np.asarray(data.X @ np.asarray(h["coef"], dtype=float)).ravel()
-            row["pairwise_accuracy"] = float(pairwise_accuracy(data.y, s, data.qid))
-            row["ndcg@10"] = float(ndcg_at_k(data.y, s, data.qid, k=10))
+        if h.get("test_pairwise_accuracy") is not None:
+            row["pairwise_accuracy"] = float(h["test_pairwise_accuracy"])
+            row["ndcg@10"] = float(h["test_ndcg@10"])
         rows.append(row)
     return rows
 
 
-@renderer("cg_convergence_figure")
 def cg_convergence_figure(ctx: RenderContext) -> Artefact:
     """Fig. (II): relative function value (log), test pairwise accuracy and NDCG@10 per iteration."""
     plan = ctx.plan()
@@ -67,10 +56,9 @@ def cg_convergence_figure(ctx: RenderContext) -> Artefact:
             for ax in (ax_f, ax_p, ax_n):
                 empty_panel(ax, "no stored run yet (pending)")
             continue
-        test = _split(runs[0], "test")
         for run in runs:
             solver = run.spec["solver"]
-            pts = iterate_scores(run, test)
+            pts = iterate_scores(run)
             objs = [p["objective"] for p in pts if p["objective"] is not None]
             if not objs:
                 continue
@@ -85,7 +73,7 @@ def cg_convergence_figure(ctx: RenderContext) -> Artefact:
                 ax_p.plot(xs[pos], np.array([p["pairwise_accuracy"] for p in pts])[pos], marker=".", label=lab)
                 ax_n.plot(xs[pos], np.array([p["ndcg@10"] for p in pts])[pos], marker=".", label=lab)
             else:
-                notes.append(f"{res.label} {solver}: iterates' coefficients not in the record")
+                notes.append(f"{res.label} {solver}: the record holds no test scores per iterate")
             for p, r in zip(pts, rel, strict=True):
                 data_rows.append({"dataset": res.label, "solver": solver, "iteration_axis": p["x"],
                                   "objective": p["objective"], "relative_function_value": r,
@@ -124,27 +112,11 @@ def cg_convergence_figure(ctx: RenderContext) -> Artefact:
 
 
 def zero_dual_share(run: PlannedRun) -> tuple[float | None, str]:
-    """Share of zero dual variables of a stored run, and where it came from.
-
-    From the record's ``extra.zero_dual_share`` when the solver reported it; otherwise
-    recomputed from the final coefficients in the history with ``pairs_with_margin`` on
-    the training split (reading data, no training).
-    """
+    """Share of zero dual variables of a stored run (``extra.zero_dual_share``), and its source."""
     v = value(run.record, "extra.zero_dual_share")
-    if v is not None:
-        return v, "record"
-    h = history(run.record)
-    if h and h[-1].get("coef") is not None:
-        from rankbench.objective import pairs_with_margin
-
-        train = _split(run, "train")
-        n_pairs, n_ge1 = pairs_with_margin(np.asarray(h[-1]["coef"], dtype=float), train.X, train.y,
-                                           train.query_ptr)
-        return (n_ge1 / n_pairs if n_pairs else None), "recomputed from the final coefficients"
-    return None, "not recorded"
+    return (v, "record") if v is not None else (None, "not recorded")
 
 
-@renderer("dual_sparsity_table")
 def dual_sparsity_table(ctx: RenderContext) -> Artefact:
     """Table (I): percentage of zero dual variables at C = 2^20, paper beside ours."""
     plan = ctx.plan()

@@ -10,10 +10,10 @@ import numpy as np
 
 from rankbench.report.caption import build_caption
 from rankbench.report.compare import comparison_row, data_kind, plan_status, ratio
-from rankbench.report.context import Artefact, RenderContext, renderer, worst_status
+from rankbench.report.context import Artefact, RenderContext, worst_status
 from rankbench.report.labels import solver_label
 from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
-from rankbench.report.plan import same_dataset
+from rankbench.report.paper import same_dataset
 from rankbench.report.records import choose_per_fold, history, mean_of, per_query, value
 
 LETOR_BASELINES = Path("letor_baselines") / "ranksvm_letor.csv"
@@ -47,19 +47,18 @@ def significance(a_runs, b_runs, metric: str) -> float | None:
     return float(paired_randomization_test(a[1][ok], b[1][ok]))
 
 
-@renderer("letor_map_figure")
 def letor_map_figure(ctx: RenderContext) -> Artefact:
     """Fig. 1: test MAP per LETOR set, SPD learners, our RankSVM and the published LETOR RankSVM."""
     spd_plan = ctx.plan(ctx.artefact.experiments[0])
     svm_plan = ctx.plan(ctx.artefact.experiments[1]) if len(ctx.artefact.experiments) > 1 else None
     select_on = ctx.artefact.options.get("select_on", "vali.map")
     svm_solver = ctx.artefact.options.get("ranksvm_solver", "prsvm_plus")
-    datasets = list(spd_plan.experiment.datasets)
+    datasets = list(spd_plan.datasets)
     spd_choice = choose_per_fold(spd_plan.runs, select_on)
     svm_runs = [r for r in (svm_plan.runs if svm_plan else []) if r.spec["solver"] == svm_solver]
     svm_choice = choose_per_fold(svm_runs, select_on)
-    series = [*spd_plan.experiment.solvers, "ours_ranksvm", "letor_ranksvm"]
-    labels = {s: solver_label(s) for s in spd_plan.experiment.solvers}
+    series = [*spd_plan.solvers, "ours_ranksvm", "letor_ranksvm"]
+    labels = {s: solver_label(s) for s in spd_plan.solvers}
     labels["ours_ranksvm"] = f"RankSVM, ours ({solver_label(svm_solver)})"
     labels["letor_ranksvm"] = "RankSVM, published (LETOR site)"
     experiments_dir = ctx.paper.folder.parent
@@ -70,7 +69,7 @@ def letor_map_figure(ctx: RenderContext) -> Artefact:
         ours_svm = svm_choice.get((ds, svm_solver), [])
         table[(ds, "letor_ranksvm")] = None if res.substitution else pub and pub["value"]
         table[(ds, "ours_ranksvm")] = mean_of(ours_svm, "test.map") if ours_svm else None
-        for s in spd_plan.experiment.solvers:
+        for s in spd_plan.solvers:
             chosen = spd_choice.get((ds, s), [])
             m = mean_of(chosen, "test.map") if chosen else None
             table[(ds, s)] = m
@@ -125,16 +124,15 @@ def letor_map_figure(ctx: RenderContext) -> Artefact:
                     st, [], comps)
 
 
-@renderer("rcv1_auc_table")
 def rcv1_auc_table(ctx: RenderContext) -> Artefact:
     """Table 1: test ROC area and training CPU seconds per learner on RCV1 E311."""
     plan = ctx.plan()
     cols = ["dataset", "learner", "solver", "roc area ours", "roc area paper", "diff",
             "cpu s ours", "cpu s paper", "cpu ratio ours/paper", "wall s ours", "note"]
     rows, comps = [], []
-    ds = plan.experiment.datasets[0]
+    ds = plan.datasets[0]
     res = plan.resolutions[ds]
-    for solver in plan.experiment.solvers:
+    for solver in plan.solvers:
         runs = [r for r in plan.runs if r.spec["solver"] == solver]
         ok = [r for r in runs if r.ok]
         rec = ok[0].record if ok else None
@@ -176,33 +174,15 @@ def rcv1_auc_table(ctx: RenderContext) -> Artefact:
                     plan_status(plan), notes, comps)
 
 
-def _test_objectives(run, rows: list[dict]) -> list[float | None]:
-    """Test-split objective per checkpoint: stored, or recomputed from stored coefficients."""
+def _test_objectives(rows: list[dict]) -> list[float | None]:
+    """Test-split objective per checkpoint, as the SPD estimator recorded it at run time."""
     out = []
-    data = None
     for h in rows:
-        for key in ("test_objective", "eval_objective"):
-            if h.get(key) is not None:
-                out.append(float(h[key]))
-                break
-        else:
-            if h.get("coef") is None:
-                out.append(None)
-                continue
-            from rankbench.objective import count_pairs, ranksvm_objective
-            from rankbench.runner import load_split
-
-            if data is None:
-                data = load_split(run.spec, "test")
-                n_pairs = count_pairs(data.y, data.query_ptr)
-            lam = float(run.spec["params"]["lam"])
-            w = np.asarray(h["coef"], dtype=float)
-            out.append(lam * float(ranksvm_objective(w, data.X, data.y, data.query_ptr,
-                                                     1.0 / (lam * n_pairs), loss="hinge")))
+        v = next((h[k] for k in ("test_objective", "eval_objective") if h.get(k) is not None), None)
+        out.append(None if v is None else float(v))
     return out
 
 
-@renderer("spd_objective_figure")
 def spd_objective_figure(ctx: RenderContext) -> Artefact:
     """Fig. 2: lambda/2||w||^2 + mean pair hinge loss on train and test against SPD steps (log-log)."""
     plan = ctx.plan()
@@ -221,7 +201,7 @@ def spd_objective_figure(ctx: RenderContext) -> Artefact:
         rows = history(run.record)
         its = [h.get("iteration") for h in rows]
         train = [h.get("objective") for h in rows]
-        test = _test_objectives(run, rows)
+        test = _test_objectives(rows)
         lab = solver_label(run.spec["solver"])
         ax_tr.plot(its, train, marker=".", label=lab)
         if any(t is not None for t in test):
@@ -235,11 +215,10 @@ def spd_objective_figure(ctx: RenderContext) -> Artefact:
         empty_panel(ax_tr, "data not present")
         empty_panel(ax_te, "data not present")
     elif missing_test:
-        notes.append("The SPD history holds the training objective only (no coefficients or "
-                     "test objective per checkpoint): the test panel needs the SPD estimator to "
-                     "keep them.")
+        notes.append("Some runs' history holds the training objective only (no test objective "
+                     "per checkpoint was recorded at run time).")
         if not ax_te.has_data():
-            empty_panel(ax_te, "test objective not recorded\n(SPD history keeps no coefficients)")
+            empty_panel(ax_te, "test objective not recorded")
     starts = [r["train_objective"] for r in data_rows if r["iteration"] == min(
         (q["iteration"] for q in data_rows), default=None) and r["train_objective"]]
     if starts:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rankbench.report.caption import build_caption
 from rankbench.report.compare import comparison_row, data_kind, plan_status
-from rankbench.report.context import Artefact, RenderContext, renderer
+from rankbench.report.context import Artefact, RenderContext
 from rankbench.report.labels import solver_label
 from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
 from rankbench.report.records import choose_per_fold, mean_of
@@ -26,7 +26,6 @@ def _note(plan, ds: str, solver: str, chosen: list) -> str:
     return "stand-in data" if res.substitution else ""
 
 
-@renderer("selected_metric_table")
 def selected_metric_table(ctx: RenderContext) -> Artefact:
     """Test metric(s) of the per-fold selected model, per dataset and solver, paper beside ours."""
     plan = ctx.plan()
@@ -38,8 +37,8 @@ def selected_metric_table(ctx: RenderContext) -> Artefact:
     cols = ["dataset", "metric", "method", "solver", "folds", "ours", "paper", "diff",
             "p (paired, queries)", "note"]
     rows, comps = [], []
-    solvers = plan.experiment.solvers
-    for ds in plan.experiment.datasets:
+    solvers = plan.solvers
+    for ds in plan.datasets:
         res = plan.resolutions[ds]
         for metric in metrics:
             ours_by = {}
@@ -84,7 +83,6 @@ def selected_metric_table(ctx: RenderContext) -> Artefact:
                     plan_status(plan), notes, comps)
 
 
-@renderer("class_auc_table")
 def class_auc_table(ctx: RenderContext) -> Artefact:
     """Table 3: class-reference AUC (class c against every other label) per class and solver."""
     plan = ctx.plan()
@@ -93,9 +91,9 @@ def class_auc_table(ctx: RenderContext) -> Artefact:
     chosen = choose_per_fold(plan.runs, opts.get("select_on", "vali.mauc"))
     cols = ["dataset", "method", "class", "ours", "paper", "diff", "note"]
     rows, comps, notes = [], [], []
-    for ds in plan.experiment.datasets:
+    for ds in plan.datasets:
         res = plan.resolutions[ds]
-        for solver in plan.experiment.solvers:
+        for solver in plan.solvers:
             c = chosen.get((ds, solver), [])
             for k in classes:
                 p = next(iter(ctx.values(dataset=ds, solver=solver, metric=f"test.auc_class{k}")), None)
@@ -125,13 +123,12 @@ def class_auc_table(ctx: RenderContext) -> Artefact:
                     plan_status(plan), notes, comps)
 
 
-@renderer("precision_at_k_figure")
 def precision_at_k_figure(ctx: RenderContext) -> Artefact:
     """Fig. 2: micro- and macro-averaged precision@k (k = 1..10) per solver, one row per dataset."""
     plan = ctx.plan()
     chosen = choose_per_fold(plan.runs, ctx.artefact.options.get("select_on", "vali.mauc"))
-    present = [d for d in plan.experiment.datasets if plan.resolutions[d].present]
-    shown = present or plan.experiment.datasets[:1]
+    present = [d for d in plan.datasets if plan.resolutions[d].present]
+    shown = present or plan.datasets[:1]
     fig, axes = new_figure(len(shown), 2)
     data_rows = []
     for i, ds in enumerate(shown):
@@ -144,7 +141,7 @@ def precision_at_k_figure(ctx: RenderContext) -> Artefact:
             for ax in (ax_mi, ax_ma):
                 empty_panel(ax, "data not present")
             continue
-        for solver in plan.experiment.solvers:
+        for solver in plan.solvers:
             c = chosen.get((ds, solver), [])
             if not c:
                 continue
