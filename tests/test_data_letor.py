@@ -12,7 +12,7 @@ from sklearn.datasets import load_svmlight_file
 
 from rankbench.data import read_letor
 from rankbench.data.cache import ParseCache, cache_key
-from rankbench.data.letor import decompress_file, parse_letor_bytes
+from rankbench.data.letor import decompress_file, parse_letor_bytes, reader_fingerprint
 
 SAMPLE = (
     "2 qid:10 1:0.5 2:1.25 3:-3 # docid = a inc = 1 prob = 0.5\n"
@@ -215,7 +215,7 @@ def test_cache_round_trip_dense_and_sparse(tmp_path):
         p = write(tmp_path / "f.txt", text)
         first = read_letor(p, sparse=sparse, cache=cache_dir)
         key = cache_key(p.read_bytes(), {"null_policy": "error", "sparse": sparse,
-                                         "n_features": None})
+                                         "n_features": None}, reader_fingerprint())
         assert ParseCache(cache_dir).path(key).is_file()
         second = read_letor(p, sparse=sparse, cache=cache_dir)
         a = first.X.toarray() if sp.issparse(first.X) else first.X
@@ -318,12 +318,12 @@ def test_errors_in_compressed_crlf_files_name_the_line(tmp_path, compress):
 
 
 def test_cache_entries_are_retired_when_the_reader_changes(tmp_path, monkeypatch):
-    from rankbench.data import cache as cache_mod
+    from rankbench.data import letor as letor_mod
 
     cache_dir = tmp_path / "c"
     p = write(tmp_path / "f.txt", SAMPLE)
     read_letor(p, cache=cache_dir)
-    monkeypatch.setattr(cache_mod, "_reader_fingerprint", lambda: "an edited parser")
+    monkeypatch.setattr(letor_mod, "reader_fingerprint", lambda: "an edited parser")
     read_letor(p, cache=cache_dir)
     assert len(list((cache_dir / "parsed").glob("*.npz"))) == 2
 

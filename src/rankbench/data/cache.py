@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import tempfile
 import warnings
 import zipfile
@@ -38,22 +37,20 @@ def default_cache_dir() -> Path | None:
     return Path.home() / ".cache" / "rankbench"
 
 
-def cache_key(raw: bytes, options: dict[str, Any]) -> str:
-    """sha256 over the source file's bytes, the reader options and the reader's code. O(len(raw))."""
+def cache_key(raw: bytes, options: dict[str, Any], code: str) -> str:
+    """sha256 over the source file's bytes, the reader options and ``code`` (the reader's fingerprint). O(len(raw))."""
     h = hashlib.sha256(raw)
-    h.update(json.dumps({"options": options, "format": CACHE_FORMAT, "code": _reader_fingerprint()},
+    h.update(json.dumps({"options": options, "format": CACHE_FORMAT, "code": code},
                         sort_keys=True).encode())
     return h.hexdigest()
 
 
-@lru_cache(maxsize=1)
-def _reader_fingerprint() -> str:
-    """sha256 of the modules that turn bytes into RankingData: an edit to them retires old entries."""
-    from rankbench.data import letor, ranking_data
-
+@lru_cache(maxsize=8)
+def source_fingerprint(*paths: str) -> str:
+    """sha256 of the given source files (a reader passes its own modules: an edit retires old entries)."""
     h = hashlib.sha256()
-    for module in (letor, ranking_data, sys.modules[__name__]):
-        h.update(Path(module.__file__).read_bytes())
+    for p in paths:
+        h.update(Path(p).read_bytes())
     return h.hexdigest()
 
 

@@ -25,6 +25,8 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from rankbench.data import cache as parse_cache
+from rankbench.data import ranking_data
 from rankbench.data.ranking_data import RankingData
 
 NULL_POLICIES = ("error", "zero", "query_min")
@@ -516,8 +518,6 @@ def read_letor(
     ``rankbench.data.cache``): ``cache=False`` disables it, a path selects the folder.
     Errors (ValueError) name the file, the line and the problem.
     """
-    from rankbench.data import cache as parse_cache
-
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"LETOR file not found: {path}")
@@ -528,7 +528,7 @@ def read_letor(
     raw = path.read_bytes()
     options = {"null_policy": null_policy, "sparse": sparse, "n_features": n_features}
     store = parse_cache.ParseCache.from_setting(cache)
-    key = parse_cache.cache_key(raw, options) if store is not None else None
+    key = parse_cache.cache_key(raw, options, reader_fingerprint()) if store is not None else None
     data = store.load(key) if store is not None else None
     if data is None:
         text = decompress_bytes(raw, path)
@@ -548,6 +548,11 @@ def read_letor(
         warnings.warn(f"{path}: documents of a query are not contiguous; grouped them by "
                       "query (stable, by first appearance)", stacklevel=2)
     return data
+
+
+def reader_fingerprint() -> str:
+    """sha256 of the modules that turn bytes into RankingData: an edit to them retires old cache entries."""
+    return parse_cache.source_fingerprint(__file__, ranking_data.__file__, parse_cache.__file__)
 
 
 def _stem(path: Path) -> str:
