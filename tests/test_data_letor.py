@@ -215,7 +215,8 @@ def test_cache_round_trip_dense_and_sparse(tmp_path):
         p = write(tmp_path / "f.txt", text)
         first = read_letor(p, sparse=sparse, cache=cache_dir)
         key = cache_key(p.read_bytes(), {"null_policy": "error", "sparse": sparse,
-                                         "n_features": None}, reader_fingerprint())
+                                         "n_features": None, "max_features": 2**24},
+                        reader_fingerprint())
         assert ParseCache(cache_dir).path(key).is_file()
         second = read_letor(p, sparse=sparse, cache=cache_dir)
         a = first.X.toarray() if sp.issparse(first.X) else first.X
