@@ -221,7 +221,7 @@ def check_docids(docids: Any, n: int) -> np.ndarray:
     bad = (codes[:, 0] == 0) | np.isin(codes, _ASCII_SPACE).any(axis=1)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"document id {d[row]!r} (row {row}) is empty or holds whitespace; "
+        raise ValueError(f"document id {str(d[row])!r} (row {row}) is empty or holds whitespace; "
                          "ids must be valid TREC docnos")
     return d
 
