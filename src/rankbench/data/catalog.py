@@ -276,5 +276,6 @@ def missing_message(spec: DatasetSpec, variant: str | None, base: Path | None) -
     if spec.gov_dir:
         msg += f"; the original layout {shown}/Gov/{variant}/{spec.gov_dir}/Fold{{1..5}}/ works too"
     elif len(spec.folders) > 1:
-        msg += f" (folder {spec.folders[0]}/, or one of {', '.join(f + '/' for f in spec.folders[1:])})"
+        others = [f"{f}/" for f in spec.folders[1:]]
+        msg += f"; the folder {spec.folders[0]}/ may also be {', '.join(others[:-1])} or {others[-1]}"
     return msg + "; or pass allow_synthetic=True for a labelled synthetic stand-in."

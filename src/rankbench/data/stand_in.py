@@ -33,8 +33,8 @@ from rankbench.data.synthetic import (
     single_query_rows,
 )
 
-# 2**25 float64 values = 256 MiB of X; every LETOR 3.0 / 4.0 set fits whole.
-STAND_IN_MAX_CELLS = 1 << 25
+# 2**24 float64 values = 128 MiB of X; every LETOR 3.0 / 4.0 set fits whole.
+STAND_IN_MAX_CELLS = 1 << 24
 
 
 def stand_in_split(spec: DatasetSpec, fold: int, split: str, variant: str | None = None,
