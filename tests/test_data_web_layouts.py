@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankbench.data import DatasetNotFound, dataset_available, dataset_info, list_datasets, load_fold
+from rankbench.data import (
+    DatasetNotFound,
+    dataset_available,
+    dataset_info,
+    list_datasets,
+    load_fold,
+)
 from rankbench.data import synthetic as synthetic_mod
 from rankbench.data.stand_in import STAND_IN_MAX_CELLS
 

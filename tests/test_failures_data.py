@@ -53,13 +53,13 @@ def test_mixed_line_endings_read_as_an_editor_shows_them(tmp_path):
 
 
 def test_an_error_in_a_cr_only_file_names_the_right_line(tmp_path):
-    raw = "# c\r1 qid:1 1:1\r0 qid:1 1:x\r".encode()
+    raw = b"# c\r1 qid:1 1:1\r0 qid:1 1:x\r"
     with pytest.raises(ValueError, match=r"bad\.txt, line 3: value 'x' of feature 1 is not a number"):
         read_letor(_write(tmp_path / "bad.txt", raw), cache=False)
 
 
 def test_a_lone_cr_at_the_end_of_a_crlf_file_is_a_line_end(tmp_path):
-    raw = "1 qid:1 1:1\r\n0 qid:1 1:2\r".encode()
+    raw = b"1 qid:1 1:1\r\n0 qid:1 1:2\r"
     assert read_letor(_write(tmp_path / "end.txt", raw), cache=False).X[:, 0].tolist() == [1.0, 2.0]
 
 
@@ -98,7 +98,7 @@ def test_forced_dense_x_larger_than_memory_is_refused_before_allocating(tmp_path
 
 
 def test_the_registered_width_still_wins_over_the_limit(tmp_path):
-    p = _write(tmp_path / "OHSUMED/QueryLevelNorm/Fold1/train.txt", b"1 qid:1 1:0.2\n0 qid:1 4500:0.5\n")
+    _write(tmp_path / "OHSUMED/QueryLevelNorm/Fold1/train.txt", b"1 qid:1 1:0.2\n0 qid:1 4500:0.5\n")
     with pytest.raises(ValueError, match=r"train\.txt, line 2: feature index 4500 exceeds n_features=45"):
         load_fold("ohsumed", 1, "train", root=tmp_path)
 
