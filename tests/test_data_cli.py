@@ -43,3 +43,13 @@ def test_stats_per_split(tmp_path, capsys):
 def test_stats_of_a_missing_dataset_fails_with_the_message(tmp_path, capsys):
     assert main(["stats", "mq2007", "--root", str(tmp_path)]) == 1
     assert "MQ2007/Fold{1..5}" in capsys.readouterr().err
+
+
+def test_status_reports_an_ambiguous_layout_and_goes_on(tmp_path, capsys):
+    _tiny_td2003(tmp_path)
+    fold = tmp_path / "TD2003" / "QueryLevelNorm" / "Fold2"
+    (fold / "vali.txt.xz").write_bytes(b"")
+    assert main(["--root", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"td2003 [QueryLevelNorm]        unusable: td2003 fold 2 vali: 2 files could hold it: {fold}/vali.txt" in out
+    assert "td2004 [QueryLevelNorm]        missing" in out

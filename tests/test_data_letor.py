@@ -12,7 +12,7 @@ from sklearn.datasets import load_svmlight_file
 
 from rankbench.data import read_letor
 from rankbench.data.cache import ParseCache, cache_key
-from rankbench.data.letor import decompress_file, parse_letor_bytes
+from rankbench.data.letor import decompress_file, parse_letor_bytes, reader_fingerprint
 
 SAMPLE = (
     "2 qid:10 1:0.5 2:1.25 3:-3 # docid = a inc = 1 prob = 0.5\n"
@@ -215,7 +215,8 @@ def test_cache_round_trip_dense_and_sparse(tmp_path):
         p = write(tmp_path / "f.txt", text)
         first = read_letor(p, sparse=sparse, cache=cache_dir)
         key = cache_key(p.read_bytes(), {"null_policy": "error", "sparse": sparse,
-                                         "n_features": None})
+                                         "n_features": None, "max_features": 2**24},
+                        reader_fingerprint())
         assert ParseCache(cache_dir).path(key).is_file()
         second = read_letor(p, sparse=sparse, cache=cache_dir)
         a = first.X.toarray() if sp.issparse(first.X) else first.X
@@ -318,12 +319,12 @@ def test_errors_in_compressed_crlf_files_name_the_line(tmp_path, compress):
 
 
 def test_cache_entries_are_retired_when_the_reader_changes(tmp_path, monkeypatch):
-    from rankbench.data import cache as cache_mod
+    from rankbench.data import letor as letor_mod
 
     cache_dir = tmp_path / "c"
     p = write(tmp_path / "f.txt", SAMPLE)
     read_letor(p, cache=cache_dir)
-    monkeypatch.setattr(cache_mod, "_reader_fingerprint", lambda: "an edited parser")
+    monkeypatch.setattr(letor_mod, "reader_fingerprint", lambda: "an edited parser")
     read_letor(p, cache=cache_dir)
     assert len(list((cache_dir / "parsed").glob("*.npz"))) == 2
 
@@ -348,3 +349,67 @@ def test_write_then_read_is_bit_exact(tmp_path, suffix):
     assert (back.X != sparse.X).nnz == 0 and np.array_equal(back.y, sparse.y)
     assert "1 qid:0 1:0.500" in write_letor(
         RankingData.from_arrays([[0.5]], [1]), tmp_path / "p.txt", precision=3).read_text()
+
+
+def test_docids_from_letor3_and_letor4_comments(tmp_path):
+    text = ("0 qid:1 1:1 #docid = 57950\n"                                     # OHSUMED
+            "2 qid:1 1:2 #docid = GX004-93-7097963 inc = 0.0408663831194 prob = 0.0565936\n"  # MQ2008
+            "1 qid:1 1:3 #docid=tight\n"
+            "1 qid:1 1:4 # other = 1 DocId = upper-case\n")
+    d = read_letor(write(tmp_path / "ids.txt", text, crlf=True), cache=False)
+    assert d.docids.tolist() == ["57950", "GX004-93-7097963", "tight", "upper-case"]
+    assert d.docids.dtype.kind == "U" and d.lines.tolist() == [1, 2, 3, 4]
+
+
+def test_docids_follow_grouping_of_interleaved_queries(tmp_path):
+    text = "1 qid:5 1:1 #docid = a\n0 qid:3 1:2 #docid = b\n2 qid:5 1:3 #docid = c\n"
+    with pytest.warns(UserWarning, match="not contiguous"):
+        d = read_letor(write(tmp_path / "i.txt", text), cache=False)
+    assert d.qid.tolist() == [5, 5, 3] and d.docids.tolist() == ["a", "c", "b"]
+    assert d.lines.tolist() == [1, 3, 2] and d.X[:, 0].tolist() == [1.0, 3.0, 2.0]
+
+
+def test_files_without_docids_get_stable_line_ids(tmp_path):
+    text = "# header\n1 qid:1 1:1\n\n0 qid:1 1:2 # a comment without an id\n"
+    p = write(tmp_path / "n.txt", text)
+    d = read_letor(p, cache=False)
+    assert d.docids is None and d.doc_ids().tolist() == ["L2", "L4"]
+    assert read_letor(p, cache=tmp_path / "c").doc_ids().tolist() == ["L2", "L4"]
+    assert read_letor(p, cache=tmp_path / "c").doc_ids().tolist() == ["L2", "L4"]  # from the cache
+
+
+def test_partial_docids_are_filled_with_line_ids_and_warned(tmp_path):
+    p = write(tmp_path / "p.txt", SAMPLE)
+    for cache in (False, tmp_path / "c", tmp_path / "c"):  # parsed, stored, then from the cache
+        with pytest.warns(UserWarning, match=r"p\.txt: 1 documents have no '#docid = \.\.\.' comment"):
+            d = read_letor(p, cache=cache)
+        assert d.docids.tolist() == ["a", "L2", "GX008-86-4444840"]
+
+
+def test_cache_keeps_docids_and_lines_and_old_format_entries_are_not_used(tmp_path, monkeypatch):
+    from rankbench.data import cache as cache_mod
+
+    p = write(tmp_path / "f.txt", "0 qid:2 1:1 #docid = x\n1 qid:1 1:2 #docid = y\n0 qid:2 1:3 #docid = z\n")
+    with pytest.warns(UserWarning, match="not contiguous"):
+        first = read_letor(p, cache=tmp_path / "c")
+    with pytest.warns(UserWarning, match="not contiguous"):
+        again = read_letor(p, cache=tmp_path / "c")
+    assert again.docids.tolist() == first.docids.tolist() == ["x", "z", "y"]
+    assert again.lines.tolist() == [1, 3, 2]
+    options = {"null_policy": "error", "sparse": None, "n_features": None, "max_features": 2**24}
+    new_key = cache_key(p.read_bytes(), options, reader_fingerprint())
+    monkeypatch.setattr(cache_mod, "CACHE_FORMAT", 1)
+    assert cache_key(p.read_bytes(), options, reader_fingerprint()) != new_key
+
+
+def test_write_letor_writes_docids_back_as_letor_comments(tmp_path):
+    from rankbench.data.letor import write_letor
+
+    text = "2 qid:1 1:0.5 #docid = GX004-93-7097963 inc = 1\n0 qid:1 1:0.25 #docid = 57950\n"
+    d = read_letor(write(tmp_path / "in.txt", text), cache=False)
+    out = write_letor(d, tmp_path / "out.txt", comments=["inc = 1", "inc = 0"])
+    assert out.read_text().splitlines() == [
+        "2 qid:1 1:0.5 #docid = GX004-93-7097963 inc = 1",
+        "0 qid:1 1:0.25 #docid = 57950 inc = 0"]
+    back = read_letor(out, cache=False)
+    assert back.docids.tolist() == d.docids.tolist() and np.array_equal(back.X, d.X)

@@ -155,7 +155,7 @@ def test_real_file_write_read_round_trip(data_root, tmp_path):
     d = load_fold("mq2008", 2, "test", root=data_root)
     back = read_letor(write_letor(d, tmp_path / "mq.txt.gz"), cache=False)
     assert np.array_equal(back.X, d.X) and np.array_equal(back.y, d.y)
-    assert np.array_equal(back.qid, d.qid)
+    assert np.array_equal(back.qid, d.qid) and np.array_equal(back.docids, d.docids)
 
 
 def test_mq2008_whole_set_file(data_root):
@@ -165,3 +165,22 @@ def test_mq2008_whole_set_file(data_root):
     assert d.describe()["labels"] == MQ2008["labels"]
     folds = [load_fold("mq2008", k, "test", root=data_root) for k in range(1, 6)]
     assert set(d.query_ids().tolist()) == set(np.concatenate([f.query_ids() for f in folds]).tolist())
+
+
+@pytest.mark.parametrize("name,variant,sub", [
+    ("ohsumed", "QueryLevelNorm", "OHSUMED/QueryLevelNorm"),
+    ("ohsumed", "Feature-null", "OHSUMED/Feature-null"),
+    ("mq2008", None, "MQ2008"),
+])
+def test_docids_equal_the_files_comments_and_are_unique_per_query(data_root, name, variant, sub):
+    require_dataset(data_root, sub)
+    for fold in range(1, 6):
+        for split in ("train", "vali", "test"):
+            d = load_fold(name, fold, split, variant, root=data_root, null_policy="zero")
+            text = lzma.decompress(open(d.source, "rb").read()).decode()
+            # an independent reading: the token after "docid =" on each line, in file order
+            expected = [ln.split("#docid = ", 1)[1].split()[0] for ln in text.splitlines()]
+            assert d.docids.tolist() == expected  # LETOR files are grouped: file order = row order
+            assert d.lines.tolist() == list(range(1, len(expected) + 1))
+            pairs = set(zip(d.qid.tolist(), d.docids.tolist(), strict=True))
+            assert len(pairs) == d.n_docs  # a valid TREC run: no docno twice in a query

@@ -87,3 +87,40 @@ def test_lambdamart_too_little_data_is_a_clear_error_not_a_lightgbm_abort():
     X = rng.normal(size=(40, 3))
     with pytest.raises(ValueError, match="no feature can be split with 40 training documents"):
         rankbench.LambdaMART(n_estimators=2, min_data_in_leaf=20).fit(X, (X[:, 0] > 0).astype(int))
+
+
+def test_docids_follow_the_stable_grouping_and_subsets():
+    X = np.arange(10.0).reshape(5, 2)
+    d = RankingData.from_arrays(X, [0, 1, 2, 0, 1], [7, 3, 7, 3, 9],
+                                docids=["a", "b", "c", "d", "e"], lines=[2, 3, 5, 6, 9])
+    # grouped by first appearance: qid 7 (rows 0, 2), qid 3 (rows 1, 3), qid 9 (row 4)
+    assert d.docids.tolist() == ["a", "c", "b", "d", "e"] and d.lines.tolist() == [2, 5, 3, 6, 9]
+    assert np.array_equal(d.X[:, 0], [0.0, 4.0, 2.0, 6.0, 8.0])
+    assert d.doc_ids() is d.docids
+    sub = d.subset_queries(np.array([2, 0]))
+    assert sub.docids.tolist() == ["e", "a", "c"] and sub.lines.tolist() == [9, 2, 5]
+    assert sub.qid.tolist() == [9, 7, 7]
+
+
+def test_generated_doc_ids_are_valid_trec_docnos():
+    d = RankingData.from_arrays(np.zeros((3, 1)), [0, 1, 0], [1, 1, 2])
+    assert d.docids is None and d.doc_ids().tolist() == ["D0", "D1", "D2"]
+    f = RankingData.from_arrays(np.zeros((3, 1)), [0, 1, 0], [2, 1, 2], lines=[4, 7, 12])
+    assert f.doc_ids().tolist() == ["L4", "L12", "L7"]
+    assert f.subset_queries(np.array([1])).doc_ids().tolist() == ["L7"]
+
+
+@pytest.mark.parametrize("bad,msg", [
+    (["a", "b c", "d"], r"document id 'b c' \(row 1\) is empty or holds whitespace"),
+    (["a", "", "d"], r"document id '' \(row 1\)"),
+    (["a", "b\td", "e"], "holds whitespace"),
+    (["a", "b"], r"docids must be 1-D with one id per row of X \(3\)"),
+])
+def test_bad_docids_are_refused(bad, msg):
+    with pytest.raises(ValueError, match=msg):
+        RankingData.from_arrays(np.zeros((3, 1)), [0, 1, 0], docids=bad)
+
+
+def test_numeric_docids_become_strings():
+    d = RankingData.from_arrays(np.zeros((2, 1)), [0, 1], docids=np.array([57950, 331965]))
+    assert d.docids.dtype.kind == "U" and d.docids.tolist() == ["57950", "331965"]

@@ -29,7 +29,12 @@ def _status(root) -> list[str]:
             continue
         for variant in info["variants"]:
             label = name + (f" [{variant}]" if variant else "")
-            if dataset_available(name, variant, root):
+            try:
+                available = dataset_available(name, variant, root)
+            except (ValueError, OSError) as exc:  # two candidate files, a directory in a file's place
+                out.append(f"  {label:30s} unusable: {exc}")
+                continue
+            if available:
                 out.append(f"  {label:30s} available")
             elif variant != info["default_variant"]:
                 out.append(f"  {label:30s} missing")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import tempfile
 import warnings
 import zipfile
@@ -23,10 +22,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from rankbench.data.ranking_data import RankingData
+from rankbench.data.ranking_data import RankingData, check_docids
 
-# Bump when the parser's output for the same bytes could change.
-CACHE_FORMAT = 1
+# Bump when the parser's output for the same bytes could change (2: document ids and lines).
+CACHE_FORMAT = 2
 _DISABLED = {"", "0", "off", "none", "false", "no"}
 
 
@@ -38,22 +37,20 @@ def default_cache_dir() -> Path | None:
     return Path.home() / ".cache" / "rankbench"
 
 
-def cache_key(raw: bytes, options: dict[str, Any]) -> str:
-    """sha256 over the source file's bytes, the reader options and the reader's code. O(len(raw))."""
+def cache_key(raw: bytes, options: dict[str, Any], code: str) -> str:
+    """sha256 over the source file's bytes, the reader options and ``code`` (the reader's fingerprint). O(len(raw))."""
     h = hashlib.sha256(raw)
-    h.update(json.dumps({"options": options, "format": CACHE_FORMAT, "code": _reader_fingerprint()},
+    h.update(json.dumps({"options": options, "format": CACHE_FORMAT, "code": code},
                         sort_keys=True).encode())
     return h.hexdigest()
 
 
-@lru_cache(maxsize=1)
-def _reader_fingerprint() -> str:
-    """sha256 of the modules that turn bytes into RankingData: an edit to them retires old entries."""
-    from rankbench.data import letor, ranking_data
-
+@lru_cache(maxsize=8)
+def source_fingerprint(*paths: str) -> str:
+    """sha256 of the given source files (a reader passes its own modules: an edit retires old entries)."""
     h = hashlib.sha256()
-    for module in (letor, ranking_data, sys.modules[__name__]):
-        h.update(Path(module.__file__).read_bytes())
+    for p in paths:
+        h.update(Path(p).read_bytes())
     return h.hexdigest()
 
 
@@ -114,6 +111,10 @@ def _to_arrays(data: RankingData) -> dict[str, np.ndarray]:
     order = data.meta.get("order")
     if order is not None:
         out["order"] = np.asarray(order, dtype=np.int64)
+    if data.docids is not None:
+        out["docids"] = data.docids
+    if data.lines is not None:
+        out["lines"] = data.lines
     if sp.issparse(data.X):
         out["X_data"] = data.X.data
         out["X_indices"] = data.X.indices
@@ -151,6 +152,13 @@ def _from_arrays(z: dict[str, np.ndarray]) -> RankingData | None:
         return None
     if not np.all(np.isfinite(X.data if sp.issparse(X) else X)):
         return None
+    docids, lines = z.get("docids"), z.get("lines")
+    if docids is not None:
+        if docids.dtype.kind != "U":
+            return None
+        docids = check_docids(docids, n)  # ValueError: the caller treats the entry as unreadable
+    if lines is not None and (lines.dtype != np.int64 or lines.shape != (n,)):
+        return None
     meta = json.loads(str(z["meta"]))
     meta["order"] = z["order"] if "order" in z else None
-    return RankingData(X=X, y=y, qid=qid, query_ptr=ptr, meta=meta)
+    return RankingData(X=X, y=y, qid=qid, query_ptr=ptr, meta=meta, docids=docids, lines=lines)

@@ -17,14 +17,18 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+import os
 import warnings
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
 import scipy.sparse as sp
 
+from rankbench.data import cache as parse_cache
+from rankbench.data import ranking_data
 from rankbench.data.ranking_data import RankingData
 
 NULL_POLICIES = ("error", "zero", "query_min")
@@ -33,6 +37,10 @@ NULL_POLICIES = ("error", "zero", "query_min")
 SPARSE_MIN_WIDTH = 10_000
 SPARSE_MAX_DENSITY = 0.25
 DENSE_MAX_BYTES = 1 << 30
+# Widest file read_letor accepts by default: 2**24 features keep one float64 weight
+# vector at 128 MiB; a stray index such as 1000000000:0.5 would make every d-sized
+# vector of a solver 8 GB.  Override with max_features=None or a larger limit.
+MAX_FEATURES = 1 << 24
 
 # Kernel status codes (0 = ok); the Python side turns them into messages.
 _ERR_LABEL = 1
@@ -146,15 +154,17 @@ def _is_ws(c):
 
 
 @numba.njit(cache=True)
-def tokenize_letor(buf, pow10, labels, qids, lines, row_ptr, idx, val, kind):
+def tokenize_letor(buf, pow10, labels, qids, lines, docid_span, row_ptr, idx, val, kind):
     """Tokenize a LETOR/SVMlight byte buffer in one O(len(buf)) pass into the given arrays.
 
-    Per document: label, qid, 1-based line number, and ``row_ptr`` offsets into the
+    Per document: label, qid, 1-based line number, the byte span of the value of a
+    ``docid = VALUE`` comment (-1, -1 when none) and ``row_ptr`` offsets into the
     token arrays; per feature token: 1-based index, value, and ``kind`` (0 a number,
     1 NULL, 2 a number Python must convert).  Arrays must hold one entry per line
     and per ':' of the buffer.  Returns (status, bad_line, n_rows, n_tokens, unsorted):
     status 0 or an _ERR_* code for the first malformed line; unsorted says whether a
-    line has non-increasing indices.
+    line has non-increasing indices.  Lines end at LF only (the caller normalises
+    lone CRs first).
     """
     n = buf.shape[0]
     unsorted = False
@@ -198,6 +208,10 @@ def tokenize_letor(buf, pow10, labels, qids, lines, row_ptr, idx, val, kind):
             return _ERR_QID, line, row, t, unsorted
         qids[row] = q
         lines[row] = line
+        if cend < end:
+            docid_span[row, 0], docid_span[row, 1] = _docid_value(buf, cend + 1, end)
+        else:
+            docid_span[row, 0], docid_span[row, 1] = -1, -1
         prev = np.int64(0)
         while True:
             while i < cend and _is_ws(buf[i]):
@@ -238,6 +252,30 @@ def tokenize_letor(buf, pow10, labels, qids, lines, row_ptr, idx, val, kind):
         row += 1
         row_ptr[row] = t
     return 0, 0, row, t, unsorted
+
+
+@numba.njit(cache=True)
+def _docid_value(buf, a, b):
+    """(start, end) of VALUE in a ``docid = VALUE`` key of the comment buf[a:b], or (-1, -1)."""
+    i = a
+    while i + 5 <= b:
+        if ((buf[i] | 32) == 100 and (buf[i + 1] | 32) == 111 and (buf[i + 2] | 32) == 99
+                and (buf[i + 3] | 32) == 105 and (buf[i + 4] | 32) == 100
+                and (i == a or _is_ws(buf[i - 1]))):  # 'docid' starting a word
+            j = i + 5
+            while j < b and _is_ws(buf[j]):
+                j += 1
+            if j < b and buf[j] == 61:  # '='
+                j += 1
+                while j < b and _is_ws(buf[j]):
+                    j += 1
+                k = j
+                while k < b and not _is_ws(buf[k]):
+                    k += 1
+                if k > j:
+                    return j, k
+        i += 1
+    return -1, -1
 
 
 @numba.njit(cache=True)
@@ -342,6 +380,49 @@ def _plain_decimal(v: str) -> bool:
     return not exp or exp.lstrip("+-").isdigit()
 
 
+class _Tokens(NamedTuple):
+    """The tokenizer's output arrays, trimmed to the rows and tokens found."""
+
+    status: int
+    bad_line: int
+    unsorted: bool
+    labels: np.ndarray
+    qids: np.ndarray
+    lines: np.ndarray
+    docid_span: np.ndarray
+    row_ptr: np.ndarray
+    idx: np.ndarray
+    val: np.ndarray
+    kind: np.ndarray
+
+
+def _has_lone_cr(data: bytes, buf: np.ndarray) -> bool:
+    """Whether a CR not followed by LF occurs (O(len) memchr when there is no CR at all)."""
+    if data.find(b"\r") < 0:
+        return False
+    cr = np.flatnonzero(buf == 13)
+    after = cr + 1
+    return bool(after[-1] == buf.shape[0] or np.any(buf[after[after < buf.shape[0]]] != 10))
+
+
+def _tokenize(buf: np.ndarray) -> _Tokens:
+    """Run ``tokenize_letor`` on ``buf`` with arrays sized by its LF and ':' counts. O(len(buf))."""
+    max_rows = int(np.count_nonzero(buf == 10)) + 1
+    max_tok = int(np.count_nonzero(buf == 58))
+    labels = np.empty(max_rows, dtype=np.int64)
+    qids = np.empty(max_rows, dtype=np.int64)
+    lines = np.empty(max_rows, dtype=np.int64)
+    docid_span = np.empty((max_rows, 2), dtype=np.int64)
+    row_ptr = np.empty(max_rows + 1, dtype=np.int64)
+    idx = np.empty(max_tok, dtype=np.int32)
+    val = np.empty(max_tok, dtype=np.float64)
+    kind = np.empty(max_tok, dtype=np.uint8)
+    status, bad_line, n, t, unsorted = tokenize_letor(buf, _POW10, labels, qids, lines, docid_span,
+                                                      row_ptr, idx, val, kind)
+    return _Tokens(status, bad_line, unsorted, labels[:n], qids[:n], lines[:n], docid_span[:n],
+                   row_ptr[: n + 1], idx[:t], val[:t], kind[:t])
+
+
 def parse_letor_bytes(
     data: bytes,
     path: str | Path = "<bytes>",
@@ -349,58 +430,53 @@ def parse_letor_bytes(
     null_policy: str = "error",
     sparse: bool | None = None,
     n_features: int | None = None,
+    max_features: int | None = MAX_FEATURES,
 ) -> tuple[Any, np.ndarray, np.ndarray, dict[str, Any]]:
     """Parse decompressed LETOR bytes into (X, y, qid, info) in file order. O(len(data)).
 
     ``info`` holds ``n_null`` (NULL values replaced), ``null_all_missing`` (NULLs whose
-    query had no non-NULL value of that feature, filled with 0) and ``lines``.
+    query had no non-NULL value of that feature, filled with 0), ``lines`` (1-based
+    line of each document) and ``docids`` (the ``#docid = ...`` values as a str array,
+    None when no line has one).  LF, CRLF and lone CR all end a line.
     """
     if null_policy not in NULL_POLICIES:
         raise ValueError(f"null_policy must be one of {NULL_POLICIES}, got {null_policy!r}")
     if n_features is not None and (int(n_features) != n_features or n_features < 1):
         raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+    if max_features is not None and (int(max_features) != max_features or max_features < 1):
+        raise ValueError(f"max_features must be a positive integer or None, got {max_features!r}")
     if data[:3] == b"\xef\xbb\xbf":  # a UTF-8 byte-order mark some editors write
         data = data[3:]
     buf = np.frombuffer(data, dtype=np.uint8)  # read-only: one kernel signature for every call
-    max_rows = int(np.count_nonzero(buf == 10)) + 1
-    max_tok = int(np.count_nonzero(buf == 58))
-    labels = np.empty(max_rows, dtype=np.int64)
-    qids = np.empty(max_rows, dtype=np.int64)
-    lines = np.empty(max_rows, dtype=np.int64)
-    row_ptr = np.empty(max_rows + 1, dtype=np.int64)
-    idx = np.empty(max_tok, dtype=np.int32)
-    val = np.empty(max_tok, dtype=np.float64)
-    kind = np.empty(max_tok, dtype=np.uint8)
-    status, bad_line, n_rows, n_tok, unsorted = tokenize_letor(
-        buf, _POW10, labels, qids, lines, row_ptr, idx, val, kind)
-    if status != 0:
-        text = _line_text(data, bad_line)
-        raise ValueError(f"{path}, line {bad_line}: {_explain_line(text)}: {text[:120]!r}")
-    labels, qids, lines = labels[:n_rows], qids[:n_rows], lines[:n_rows]
-    row_ptr, idx, val, kind = row_ptr[: n_rows + 1], idx[:n_tok], val[:n_tok], kind[:n_tok]
+    if _has_lone_cr(data, buf):
+        # a CR alone ends a line (classic Mac OS files, or mixed line ends): read every
+        # CR, LF and CRLF as one line end, as Python's universal newlines do
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        buf = np.frombuffer(data, dtype=np.uint8)
+    tok = _tokenize(buf)
+    if tok.status != 0:
+        text = _line_text(data, tok.bad_line)
+        raise ValueError(f"{path}, line {tok.bad_line}: {_explain_line(text)}: {text[:120]!r}")
+    labels, qids, lines, row_ptr, idx, val = tok.labels, tok.qids, tok.lines, tok.row_ptr, tok.idx, tok.val
+    n_rows = labels.shape[0]
     if n_rows == 0:
         raise ValueError(f"{path}: no documents (empty file, or only blank and comment lines)")
-    slow = np.flatnonzero(kind == 2)
+    slow = np.flatnonzero(tok.kind == 2)
     if slow.size:
         _convert_slow_numbers(data, buf, slow, row_ptr, lines, idx, val, path)
-    null = kind == 1
+    null = tok.kind == 1
     n_null = int(null.sum())
     if n_null and null_policy == "error":
         t = int(np.flatnonzero(null)[0])
         raise ValueError(
             f"{path}, line {int(lines[_row_of(row_ptr, t)])}: feature {int(idx[t])} is NULL "
             f"({n_null} NULL values in the file); pass null_policy='zero' or 'query_min'")
-    width = int(idx.max()) if idx.size else 0
-    if n_features is not None:
-        if width > n_features:
-            t = int(np.argmax(idx))
-            raise ValueError(f"{path}, line {int(lines[_row_of(row_ptr, t)])}: feature index {width} "
-                             f"exceeds n_features={n_features}")
-        width = int(n_features)
-    width = max(width, 1)
-    if unsorted:
+    width = max(_checked_width(idx, row_ptr, lines, path, n_features, max_features), 1)
+    if tok.unsorted:
         _check_no_duplicates(row_ptr, idx, lines, path)
-    info: dict[str, Any] = {"n_null": n_null, "null_all_missing": 0, "lines": lines}
+    info: dict[str, Any] = {"n_null": n_null, "null_all_missing": 0, "lines": lines,
+                            "docids": _docid_strings(buf, tok.docid_span, lines),
+                            "docids_missing": int(np.count_nonzero(tok.docid_span[:, 0] < 0))}
     if n_null:
         info["null_all_missing"] = _fill_nulls(val, null, idx, row_ptr, qids, null_policy)
     nnz = idx.shape[0]
@@ -410,13 +486,75 @@ def parse_letor_bytes(
                   or n_rows * width * 8 > DENSE_MAX_BYTES)
     if sparse:
         X = sp.csr_matrix((val, idx - 1, row_ptr), shape=(n_rows, width))
-        if unsorted:
+        if tok.unsorted:
             X.sort_indices()
         X.has_sorted_indices = True
     else:
+        _check_dense_fits(n_rows, width, path)
         X = np.zeros((n_rows, width), dtype=np.float64)
         scatter_dense(X, row_ptr, idx, val)
     return X, labels, qids, info
+
+
+def _checked_width(idx, row_ptr, lines, path, n_features, max_features) -> int:
+    """The width of X: ``n_features`` when given (no index beyond it), else the largest index up to ``max_features``."""
+    width = int(idx.max()) if idx.size else 0
+    limit = n_features if n_features is not None else max_features
+    if limit is not None and width > limit:
+        line = int(lines[_row_of(row_ptr, int(np.argmax(idx)))])
+        if n_features is not None:
+            raise ValueError(f"{path}, line {line}: feature index {width} exceeds n_features={n_features}")
+        raise ValueError(
+            f"{path}, line {line}: feature index {width} is beyond max_features={max_features} "
+            f"(a typo? one weight vector of that width alone takes {8 * width / 2**30:.1f} GiB, and "
+            "training keeps several); if the data really has that many features, pass "
+            "max_features=None or a larger limit to read_letor")
+    return int(n_features) if n_features is not None else width
+
+
+def _check_dense_fits(n_rows: int, width: int, path) -> None:
+    """ValueError when a dense n_rows x width float64 X cannot fit in this machine's memory."""
+    need = n_rows * width * 8
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # no sysconf (Windows): allocation decides
+        return
+    if need > total:
+        raise ValueError(f"{path}: a dense X of {n_rows} x {width} needs {need / 2**30:.1f} GiB, more "
+                         f"than this machine's {total / 2**30:.1f} GiB of memory; read it as CSR "
+                         "(sparse=None or sparse=True)")
+
+
+def _docid_strings(buf: np.ndarray, span: np.ndarray, lines: np.ndarray) -> np.ndarray | None:
+    """The ``docid`` comment values as a str array (None when no line has one). O(n + total id length).
+
+    Lines without one get the generated id ``L<line>``.
+    """
+    has = span[:, 0] >= 0
+    if not has.any():
+        return None
+    length = np.where(has, span[:, 1] - span[:, 0], 0)
+    width = int(length.max())
+    out = np.zeros((span.shape[0], width), dtype=np.uint8)
+    gather_spans(buf, span, out)
+    raw = out.view(f"S{width}").ravel()
+    try:
+        ids = raw.astype(f"U{width}")
+    except UnicodeDecodeError:  # non-ASCII ids: kept distinct and whitespace-free
+        ids = np.char.decode(raw, "utf-8", errors="backslashreplace")
+    if not has.all():
+        ids = np.where(has, ids, np.char.add("L", lines.astype(str)))
+    return ids
+
+
+@numba.njit(cache=True)
+def gather_spans(buf, span, out):
+    """out[r, :len] = buf[span[r, 0]:span[r, 1]] for every row with a span (start >= 0). O(total length)."""
+    for r in range(span.shape[0]):
+        a = span[r, 0]
+        if a >= 0:
+            for j in range(span[r, 1] - a):
+                out[r, j] = buf[a + j]
 
 
 def _row_of(row_ptr: np.ndarray, t):
@@ -493,6 +631,7 @@ def read_letor(
     sparse: bool | None = None,
     *,
     n_features: int | None = None,
+    max_features: int | None = MAX_FEATURES,
     name: str | None = None,
     cache: bool | str | Path = True,
 ) -> RankingData:
@@ -507,18 +646,24 @@ def read_letor(
 
     ``sparse``: None picks CSR for wide (> 10,000 features), sparse (< 25% of the
     cells present) or huge (> 1 GiB dense) files and a dense array otherwise;
-    True/False forces it.  ``n_features`` fixes the width (an error if an index
-    exceeds it), so splits of one data set share a width.
+    True/False forces it (a dense X larger than the machine's memory is refused).
+    ``n_features`` fixes the width (an error if an index exceeds it), so splits of one
+    data set share a width.  Without it the width is the largest index, which must
+    not exceed ``max_features`` (default 2**24: a stray ``1000000000:0.5`` is an error
+    naming its line instead of a model that exhausts memory; None lifts the limit).
 
-    Documents of one query must be contiguous for learning; a file that interleaves
-    queries is grouped stably by first appearance (``meta["order"]`` holds the
-    permutation) with a warning naming the file.  Parsed files are cached (see
-    ``rankbench.data.cache``): ``cache=False`` disables it, a path selects the folder.
-    Errors (ValueError) name the file, the line and the problem.
+    Documents keep their ``#docid = ...`` comment values in ``docids`` (lines without
+    one get ``L<line>``, with a warning) and their line numbers in ``lines``.  LF, CRLF
+    and lone CR (classic Mac OS) line ends are all read.  Documents of one query must be
+    contiguous for learning; a file that interleaves queries is grouped stably by first
+    appearance (``meta["order"]`` holds the permutation) with a warning naming the file.
+    Parsed files are cached (see ``rankbench.data.cache``): ``cache=False`` disables
+    it, a path selects the folder.  Errors (ValueError) name the file, the line and
+    the problem.
     """
-    from rankbench.data import cache as parse_cache
-
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a LETOR file")
     if not path.is_file():
         raise FileNotFoundError(f"LETOR file not found: {path}")
     if null_policy not in NULL_POLICIES:
@@ -526,28 +671,39 @@ def read_letor(
     if sparse not in (None, True, False):
         raise ValueError(f"sparse must be None, True or False, got {sparse!r}")
     raw = path.read_bytes()
-    options = {"null_policy": null_policy, "sparse": sparse, "n_features": n_features}
+    options = {"null_policy": null_policy, "sparse": sparse, "n_features": n_features,
+               "max_features": max_features}
     store = parse_cache.ParseCache.from_setting(cache)
-    key = parse_cache.cache_key(raw, options) if store is not None else None
+    key = parse_cache.cache_key(raw, options, reader_fingerprint()) if store is not None else None
     data = store.load(key) if store is not None else None
     if data is None:
         text = decompress_bytes(raw, path)
         X, y, qid, info = parse_letor_bytes(text, path, null_policy=null_policy, sparse=sparse,
-                                            n_features=n_features)
+                                            n_features=n_features, max_features=max_features)
         meta = {"path": str(path), "null_policy": null_policy, "n_null": info["n_null"],
                 "null_all_missing": info["null_all_missing"]}
+        if info["docids"] is not None and info["docids_missing"]:
+            meta["docids_missing"] = info["docids_missing"]
         data = RankingData.from_arrays(X, y, qid, name=name or _stem(path), source=str(path),
-                                       meta=meta)
+                                       meta=meta, docids=info["docids"], lines=info["lines"])
         if store is not None:
             store.save(key, data)
-    else:  # the entry is keyed by content: another file with the same bytes may have made it
-        data = RankingData(X=data.X, y=data.y, qid=data.qid, query_ptr=data.query_ptr,
-                           name=name or _stem(path), source=str(path),
-                           meta={**data.meta, "path": str(path)})
+    # the entry is keyed by content: another file with the same bytes may have made it
+    data = replace(data, name=name or _stem(path), source=str(path),
+                   meta={**data.meta, "path": str(path)})
     if data.meta.get("order") is not None:
         warnings.warn(f"{path}: documents of a query are not contiguous; grouped them by "
                       "query (stable, by first appearance)", stacklevel=2)
+    if data.meta.get("docids_missing"):
+        warnings.warn(f"{path}: {data.meta['docids_missing']} documents have no '#docid = ...' "
+                      "comment while others have one; they get the generated ids L<line>",
+                      stacklevel=2)
     return data
+
+
+def reader_fingerprint() -> str:
+    """sha256 of the modules that turn bytes into RankingData: an edit to them retires old cache entries."""
+    return parse_cache.source_fingerprint(__file__, ranking_data.__file__, parse_cache.__file__)
 
 
 def _stem(path: Path) -> str:
@@ -565,7 +721,9 @@ def write_letor(data: RankingData, path: str | Path, *, comments: list[str] | No
     Dense X writes every feature (as LETOR does), CSR only its stored entries; indices
     are 1-based.  Values use Python's shortest round-trip repr, so ``read_letor`` gives
     back the same numbers bit for bit, unless ``precision`` asks for that many decimals.
-    For external rankers (svm_rank, sofia-ml, RankLib) run on exactly our data.
+    Document ids (``data.docids``) are written as ``#docid = ...`` comments, LETOR's
+    form, followed by ``comments[i]`` when given.  For external rankers (svm_rank,
+    sofia-ml, RankLib) run on exactly our data.
     """
     path = Path(path)
     if comments is not None and len(comments) != data.n_docs:
@@ -583,8 +741,11 @@ def write_letor(data: RankingData, path: str | Path, *, comments: list[str] | No
             cols, vals = range(X.shape[1]), X[i]
         feats = " ".join(f"{int(c) + 1}:{fmt(float(v))}" for c, v in zip(cols, vals, strict=True))
         line = f"{int(data.y[i])} qid:{int(data.qid[i])}" + (f" {feats}" if feats else "")
+        note = [f"docid = {data.docids[i]}"] if data.docids is not None else []
         if comments is not None:
-            line += f" #{comments[i]}"
+            note.append(comments[i])
+        if note:
+            line += " #" + " ".join(note)
         out.append(line)
     raw = ("\n".join(out) + "\n").encode()
     name = path.name

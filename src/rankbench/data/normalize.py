@@ -9,6 +9,8 @@ LETOR baselines use.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numba
 import numpy as np
 import scipy.sparse as sp
@@ -49,5 +51,4 @@ def normalize_query_level(data: RankingData) -> RankingData:
     query_minmax_kernel(data.X, data.query_ptr, out)
     meta = dict(data.meta)
     meta["normalization"] = "query_minmax"
-    return RankingData(X=out, y=data.y, qid=data.qid, query_ptr=data.query_ptr, name=data.name,
-                       source=data.source, synthetic=data.synthetic, meta=meta)
+    return replace(data, X=out, meta=meta)

@@ -19,6 +19,9 @@ class RankingData:
     ``query_ptr[k]:query_ptr[k+1]``.  ``X`` is a float64 dense array or a scipy CSR
     matrix; ``y`` is int64; ``qid`` holds one query id per document (int64).
     ``synthetic`` is True for generated data so reports can label stand-ins.
+    ``docids`` holds the documents' own ids (str, no whitespace: valid TREC docnos)
+    when the data has them, ``lines`` the 1-based line of each document in the file
+    it was read from; both are None when absent and follow the rows of X.
     """
 
     X: ArrayOrCSR
@@ -29,6 +32,8 @@ class RankingData:
     source: str | None = None
     synthetic: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    docids: np.ndarray | None = None
+    lines: np.ndarray | None = None
 
     @property
     def n_docs(self) -> int:
@@ -49,6 +54,19 @@ class RankingData:
     def query_ids(self) -> np.ndarray:
         """The id of each query, in storage order."""
         return self.qid[self.query_ptr[:-1]]
+
+    def doc_ids(self) -> np.ndarray:
+        """Each document's id as a str array: ``docids`` when present, else a stable generated one. O(n).
+
+        Generated ids are ``L<line>`` for data read from a file (the same file always
+        gives the same ids) and ``D<row>`` (0-based row of this object) otherwise; none
+        holds whitespace, so all are valid TREC docnos.
+        """
+        if self.docids is not None:
+            return self.docids
+        if self.lines is not None:
+            return np.char.add("L", self.lines.astype(str))
+        return np.char.add("D", np.arange(self.n_docs).astype(str))
 
     def subset_queries(self, query_index: np.ndarray) -> RankingData:
         """A new RankingData holding the queries at positions ``query_index`` (in that order)."""
@@ -72,6 +90,8 @@ class RankingData:
             source=self.source,
             synthetic=self.synthetic,
             meta=dict(self.meta),
+            docids=None if self.docids is None else self.docids[rows],
+            lines=None if self.lines is None else self.lines[rows],
         )
 
     def describe(self) -> dict[str, Any]:
@@ -99,14 +119,18 @@ class RankingData:
         synthetic: bool = False,
         meta: dict[str, Any] | None = None,
         copy: bool = False,
+        docids: Any = None,
+        lines: Any = None,
     ) -> RankingData:
         """Validate user arrays and group documents by query (stable).
 
         ``qid=None`` means one query holding every document (the AUC setting).
         Interleaved queries are grouped stably by first appearance; the permutation
-        applied is kept in ``meta["order"]`` (None when the input was already grouped).
+        applied is kept in ``meta["order"]`` (None when the input was already grouped)
+        and applied to ``docids`` and ``lines`` too.
         Raises ValueError with the problem named: shape mismatch, NaN/inf in X,
-        non-integer or non-finite labels, empty input.
+        non-integer or non-finite labels, empty input, a document id that is empty
+        or holds whitespace.
         """
         X = check_feature_matrix(X, copy=copy)
         n = X.shape[0]
@@ -119,17 +143,26 @@ class RankingData:
             qid = np.asarray(qid)
             if qid.ndim != 1 or qid.shape[0] != n:
                 raise ValueError(f"qid must be 1-D with one id per row of X ({n}), got shape {qid.shape}")
+        if docids is not None:
+            docids = check_docids(docids, n)
+        if lines is not None:
+            lines = np.asarray(lines, dtype=np.int64)
+            if lines.shape != (n,):
+                raise ValueError(f"lines must be 1-D with one line number per row of X ({n}), "
+                                 f"got shape {lines.shape}")
         order, ptr = group_by_query(qid)
         meta = dict(meta or {})
         if order is not None:
             X = X[order]
             y = y[order]
             qid = qid[order]
+            docids = None if docids is None else docids[order]
+            lines = None if lines is None else lines[order]
             meta["order"] = order
         else:
             meta.setdefault("order", None)
         return cls(X=X, y=y, qid=qid, query_ptr=ptr, name=name, source=source,
-                   synthetic=synthetic, meta=meta)
+                   synthetic=synthetic, meta=meta, docids=docids, lines=lines)
 
 
 def group_by_query(qid: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
@@ -170,6 +203,27 @@ def check_feature_matrix(X: Any, n_features: int | None = None, *, copy: bool = 
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {n_features}")
     return X
+
+
+_ASCII_SPACE = np.array([9, 10, 11, 12, 13, 32], dtype=np.uint32)
+
+
+def check_docids(docids: Any, n: int) -> np.ndarray:
+    """Document ids as a str array of length n; ValueError naming the first empty one or one with whitespace. O(total length)."""
+    d = np.ascontiguousarray(docids)
+    if d.ndim != 1 or d.shape[0] != n:
+        raise ValueError(f"docids must be 1-D with one id per row of X ({n}), got shape {d.shape}")
+    if d.dtype.kind != "U":
+        d = d.astype(str)
+    if n == 0:
+        return d
+    codes = d.view(np.uint32).reshape(n, -1) if d.dtype.itemsize else np.zeros((n, 1), np.uint32)
+    bad = (codes[:, 0] == 0) | np.isin(codes, _ASCII_SPACE).any(axis=1)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"document id {str(d[row])!r} (row {row}) is empty or holds whitespace; "
+                         "ids must be valid TREC docnos")
+    return d
 
 
 def check_labels(y: Any, n: int) -> np.ndarray:

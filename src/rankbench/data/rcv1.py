@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from rankbench.data.catalog import DatasetNotFound, dataset_spec, missing_message
 from rankbench.data.ranking_data import RankingData
 from rankbench.data.synthetic import one_query_data, single_query_rows
 
@@ -106,10 +107,8 @@ def load_rcv1_split(
     ``download=True``.  Raises DatasetNotFound when the data is absent.
     ``cache`` is accepted for symmetry with LETOR loaders: sklearn's pickles are the cache.
     """
-    from rankbench.data.registry import DatasetNotFound, _missing_message, _spec
-
     del cache
-    spec = _spec(name)
+    spec = dataset_spec(name)
     orientation = orientation or "papers"
     if orientation not in ORIENTATIONS:
         raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
@@ -117,11 +116,11 @@ def load_rcv1_split(
     if home is None and download:
         home = rcv1_homes(root, data_home)[0]
     if home is None:
-        raise DatasetNotFound(_missing_message(spec, orientation, root))
+        raise DatasetNotFound(missing_message(spec, orientation, root))
     try:
         X, y = _task(str(home), bool(download), TOPICS[spec.name])
     except OSError as exc:
-        raise DatasetNotFound(_missing_message(spec, orientation, root) + f" ({exc})") from exc
+        raise DatasetNotFound(missing_message(spec, orientation, root) + f" ({exc})") from exc
     return _split(X, y, spec.name, split, orientation, vali_fraction, holdout, seed,
                   LEWIS_N_TRAIN, str(home), train_size)
 

@@ -3,24 +3,20 @@
 Both return :class:`RankingData` with ``synthetic=True`` and "synthetic" in the name, so
 every table and figure built on them can say so.  ``load_synthetic_split`` cuts them
 into folds the way LETOR does (five query partitions S1..S5, fold k trains on three,
-validates on the fourth, tests on the fifth); ``stand_in_split`` builds a stand-in of
-the same shape as a registered data set that is not on disk.
+validates on the fourth, tests on the fifth).  Stand-ins for registered data sets that
+are not on disk are built from these generators by :mod:`rankbench.data.stand_in`.
 """
 
 from __future__ import annotations
 
-import zlib
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numba
 import numpy as np
 import scipy.sparse as sp
 
 from rankbench.data.ranking_data import RankingData
-
-if TYPE_CHECKING:
-    from rankbench.data.registry import DatasetSpec
 
 LETOR_DEFAULTS: dict[str, Any] = {"n_queries": 100, "docs_per_query": 40, "n_features": 20,
                                   "n_levels": 3, "noise": 0.5, "model": "linear", "seed": 0,
@@ -324,54 +320,3 @@ def one_query_data(X, y: np.ndarray, name: str, synthetic: bool, meta: dict[str,
     return RankingData(X=X, y=y, qid=np.zeros(n, dtype=np.int64),
                        query_ptr=np.array([0, n], dtype=np.int64), name=name, source=source,
                        synthetic=synthetic, meta={"order": None, **meta})
-
-
-def stand_in_split(spec: DatasetSpec, fold: int, split: str, variant: str | None = None,
-                   **params: Any) -> RankingData:
-    """A synthetic split shaped like the missing data set ``spec``, labelled as its stand-in.
-
-    LETOR sets: ``make_letor_like`` with the set's number of queries, mean documents
-    per query, width and binary/graded labels (for the .gov sets a rough share of
-    relevant documents, ``stats["approx_relevant_rate"]``), cut into LETOR's 5-fold rotation.
-    RCV1 tasks: ``make_rcv1_like`` with 23,149 + 781,265 rows laid out like
-    fetch_rcv1 (Lewis training part first) and the task's class balance (CCAT 47%,
-    E311 0.2%); ``params`` take the real loader's ``vali_fraction``, ``holdout``, ``seed``.
-    """
-    seed = zlib.crc32(spec.name.encode())
-    name = f"synthetic stand-in for {spec.name}"
-    if spec.family == "rcv1":
-        from rankbench.data.rcv1 import rcv1_part_rows
-
-        opts = {"vali_fraction": 0.05, "holdout": False, "seed": 0, "download": False,
-                "data_home": None, "train_size": None}
-        unknown = set(params) - set(opts)
-        if unknown:
-            raise TypeError(f"unknown RCV1 parameters {sorted(unknown)}; known: {sorted(opts)}")
-        opts.update(params)
-        small, big = RCV1_N_SMALL, RCV1_N_BIG
-        data = _rcv1_like_cached(_freeze({
-            "n": small + big, "d": RCV1_N_FEATURES, "nnz_per_row": 75, "noise": 0.3, "seed": seed,
-            "positive_rate": 0.47 if spec.name == "rcv1_ccat" else 0.002}))
-        train, test = rcv1_part_rows(variant or "papers", small + big, small)
-        rows = single_query_rows(train, test, split, opts["vali_fraction"], bool(opts["holdout"]),
-                                 int(opts["seed"]), opts["train_size"])
-        return one_query_data(data.X[rows], data.y[rows], name, synthetic=True,
-                              meta={"split": split, "fold": fold, "variant": variant,
-                                    "stand_in_for": spec.name,
-                                    "vali_in_train": split != "test" and not opts["holdout"]})
-    if params:
-        raise TypeError(f"load_fold({spec.name!r}) got unexpected parameters {sorted(params)}")
-    n_q = int(spec.stats.get("n_queries", 100))
-    per_q = max(2, round(spec.stats.get("n_docs", 40 * n_q) / n_q))
-    rate = spec.stats.get("approx_relevant_rate")
-    data = _letor_like_cached(_freeze({"n_queries": n_q, "docs_per_query": per_q,
-                                       "n_features": spec.n_features or 20,
-                                       "n_levels": 3 if spec.graded else 2, "noise": 0.5,
-                                       "model": "linear", "seed": seed,
-                                       "level_shares": (1 - rate, rate) if rate else None}))
-    part = data.subset_queries(letor_fold_queries(n_q, fold, seed)[split])
-    part = RankingData(X=part.X, y=part.y, qid=part.qid, query_ptr=part.query_ptr,
-                       name=name, synthetic=True,
-                       meta={"order": None, "fold": fold, "split": split, "variant": variant,
-                             "stand_in_for": spec.name})
-    return part
