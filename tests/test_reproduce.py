@@ -1,32 +1,33 @@
-"""`python -m rankbench.reproduce --quick` end to end on small synthetic data (no real data needed)."""
+"""`python -m rankbench.reproduce --quick` end to end on small synthetic data (no real data needed).
+
+It runs every paper artefact's experiment config through the command line (``rankbench -m
+experiment=quick/<paper>/<artefact>``), so the records it stores are the ones the CLI
+writes: their run ids must equal what the planner says each artefact reads.
+"""
 
 from __future__ import annotations
 
 import csv
 import re
-from pathlib import Path
 
 import pytest
 
+from rankbench.plan import experiment_names, hydra_context, plan_experiment
 from rankbench.reproduce import main
+from rankbench.spec import run_id
 from rankbench.store import ResultStore
-
-ROOT = Path(__file__).resolve().parents[1]
-EXPERIMENTS = ROOT / "experiments"
 
 
 @pytest.mark.slow
 def test_quick_reproduce_end_to_end_then_resume(tmp_path, capsys):
     out = tmp_path / "results"
-    args = ["--quick", "--experiments", str(EXPERIMENTS), "--results", str(out), "--no-progress",
-            "--data-root", str(tmp_path / "no_data")]
+    args = ["--quick", "--results", str(out), "--no-progress", "--data-root", str(tmp_path / "no_data")]
     assert main(args) == 0
     index = (out / "README.md").read_text()
-    papers_yaml = "".join(p.read_text() for p in EXPERIMENTS.glob("*/experiments.yaml"))
-    ids = re.findall(r"^  - id: (\S+)", papers_yaml, flags=re.M)
-    assert len(ids) >= 15
+    names = experiment_names(quick=True)
+    assert len(names) >= 15
     statuses = dict(re.findall(r"^\| (.+?) \| (?:table|figure) \| ([a-z ]+) \|", index, flags=re.M))
-    assert len(statuses) == len(ids)
+    assert len(statuses) == len(names)
     assert "failed" not in statuses.values()
     for png in out.glob("*/*.png"):
         assert png.stat().st_size > 5_000
@@ -34,25 +35,59 @@ def test_quick_reproduce_end_to_end_then_resume(tmp_path, capsys):
         assert "QUICK MODE" in caption and "SUBSTITUTED" in caption
     assert len(list(out.glob("*/*.png"))) >= 6
 
+    # the CLI stored exactly the runs the planner assigns to each artefact
+    store = ResultStore(out / "store")
+    stored = {r["run_id"]: r for r in store.records()}
+    with hydra_context():
+        planned = {run_id(s) for n in names
+                   for s in plan_experiment(n, [f"data_root={tmp_path / 'no_data'}"]).specs}
+    assert planned == set(stored)
+    assert all(r["status"] == "ok" for r in stored.values())
+
     # PRSVM and PRSVM+ solve the same problem with different oracles: same test NDCG@10
     with (out / "chapelle2010" / "chapelle2010_table3.csv").open() as fh:
         rows = {r["solver"]: r for r in csv.DictReader(fh)}
     a, b = float(rows["prsvm"]["ndcg@10 ours"]), float(rows["prsvm_plus"]["ndcg@10 ours"])
     assert abs(a - b) < 1e-3
-
     # the table's number is the mean of the stored records' numbers
-    store = ResultStore(out / "store")
-    recs = [r for r in store.records() if r["experiment"] == "chapelle_fixed_c"
-            and r["solver"] == "prsvm" and r["status"] == "ok"]
+    recs = [r for r in stored.values() if r["experiment"] == "chapelle_fixed_c"
+            and r["solver"] == "prsvm"]
     assert len(recs) == 2
     assert a == pytest.approx(sum(r["metrics"]["test"]["ndcg@10"] for r in recs) / 2)
 
     # second invocation: everything ok is stored, nothing is retrained
     n_files = len(list(store.files()))
-    ok_before = {r["run_id"]: r["env"]["finished"] for r in store.records() if r["status"] == "ok"}
+    ok_before = {k: r["env"]["finished"] for k, r in stored.items()}
     capsys.readouterr()
     assert main(args) == 0
-    ok_after = {r["run_id"]: r["env"]["finished"] for r in store.records() if r["status"] == "ok"}
+    ok_after = {r["run_id"]: r["env"]["finished"] for r in store.records()}
     assert len(list(store.files())) == n_files
-    assert all(ok_after[k] == v for k, v in ok_before.items())
+    assert ok_after == ok_before
     assert main([*args, "--report-only"]) == 0
+
+
+@pytest.mark.slow
+def test_quick_reproduce_through_the_joblib_launcher(tmp_path):
+    """`make reproduce LAUNCHER=joblib`: the same runs, in joblib worker processes."""
+    out = tmp_path / "results"
+    only = ["chapelle2010/table4", "sculley2009/table1"]
+    args = ["--quick", "--results", str(out), "--no-progress", "--data-root", str(tmp_path / "none"),
+            "--launcher", "joblib", "--only", *only]
+    assert main(args) == 0
+    stored = {r["run_id"]: r for r in ResultStore(out / "store").records()}
+    with hydra_context():
+        planned = {run_id(s) for n in only
+                   for s in plan_experiment(f"quick/{n}", [f"data_root={tmp_path / 'none'}"]).specs}
+    assert planned == set(stored) and len(planned) == 10 + 6
+    # joblib runs jobs in worker processes: more than one process wrote the records
+    assert len({r["env"]["pid"] for r in stored.values()}) > 1
+
+
+def test_unknown_only_names_and_a_read_only_store_are_refused(tmp_path, capsys):
+    assert main(["--quick", "--only", "chapelle2010/table9", "--results", str(tmp_path)]) == 2
+    assert "unknown artefacts ['chapelle2010/table9']" in capsys.readouterr().err
+    # /proc refuses new folders, even to root
+    code = main(["--quick", "--only", "chapelle2010/table3", "--results", str(tmp_path / "r"),
+                 "--store", "/proc/nope/store"])
+    assert code == 2
+    assert "/proc/nope/store is not writable" in capsys.readouterr().err

@@ -75,6 +75,9 @@ class DatasetConf:
     # missing_data=stand_in (labelled as a substitution everywhere)
     stand_in: Any = None
     quick_stand_in: Any = None  # the same, served whenever profile=quick
+    # a data set a paper names that rankbench cannot read (why, and what to use instead):
+    # always "data not present" (or an error with missing_data=error)
+    unavailable: str | None = None
 
 
 @dataclass
@@ -469,14 +472,26 @@ def resolve_data(ds: dict[str, Any], profile: str, missing_data: str,
         return DataUse(ds["name"], label, True, q["dataset"], q.get("variant"),
                        {**(q.get("data_params") or {}), **base},
                        f"{label} replaced by a small synthetic stand-in (quick mode)"), []
-    problems = _check_dataset(ds, root)
+    problems = [f"dataset {label}: {ds['unavailable']}"] if ds["unavailable"] else _check_dataset(ds, root)
     if not problems:
         return DataUse(ds["name"], label, True, ds["name"], ds["variant"], base), []
-    if missing_data == "stand_in" and ds["stand_in"]:
+    if missing_data == "stand_in" and ds["stand_in"] and _stand_in_present(ds["stand_in"], root):
         return stand_in(ds["stand_in"], "absent"), []
     if missing_data in ("skip", "stand_in"):
         return DataUse(ds["name"], label, False), []
     return DataUse(ds["name"], label, False), problems
+
+
+def _stand_in_present(s: dict[str, Any], root: str | None) -> bool:
+    """Generated stand-ins always are; a real data set standing in must be under the data root."""
+    from rankbench.data import registry
+
+    if s["dataset"] == "synthetic":
+        return True
+    try:
+        return registry.dataset_available(s["dataset"], s.get("variant"), root)
+    except (ValueError, OSError):
+        return False
 
 
 def _check_dataset(ds: dict[str, Any], root: str | None) -> list[str]:
@@ -494,7 +509,7 @@ def _check_dataset(ds: dict[str, Any], root: str | None) -> list[str]:
     try:
         if registry.dataset_available(ds["name"], ds["variant"], root):
             return []
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:  # two candidate files, a directory named like a file
         return [f"dataset {ds['name']!r}: {exc}"]
     if ds["data_params"].get("allow_synthetic"):
         return []  # the data layer generates a labelled stand-in

@@ -177,6 +177,20 @@ _SPECS: dict[str, DatasetSpec] = {
         stats={"n_queries": 784, "n_docs": 15211, "labels": {0: 12279, 1: 2001, 2: 931}},
         folder="MQ2008",
     ),
+    # LETOR 4.0 listwise setting: the same files as MQ2007 / MQ2008 with many relevance
+    # levels per query (Lee & Lin 2014, Table (I)); same fold layout, own folder.
+    "mq2007_list": DatasetSpec(
+        name="mq2007_list", family="letor4", graded=True, n_folds=5, variants=(None,),
+        default_variant=None, n_features=46, n_levels=10,  # many levels; 10 only shapes stand-ins
+        description="LETOR 4.0 MQ2007-list (listwise setting: permutations of many documents per query)",
+        paper_names=("MQ2007-list", "MQ2007 list"), stats={}, folder="MQ2007-list",
+    ),
+    "mq2008_list": DatasetSpec(
+        name="mq2008_list", family="letor4", graded=True, n_folds=5, variants=(None,),
+        default_variant=None, n_features=46, n_levels=10,  # many levels; 10 only shapes stand-ins
+        description="LETOR 4.0 MQ2008-list (listwise setting: permutations of many documents per query)",
+        paper_names=("MQ2008-list", "MQ2008 list"), stats={}, folder="MQ2008-list",
+    ),
     # MSLR-WEB: 136 features, labels 0 (irrelevant) .. 4 (perfectly relevant), five
     # folds Fold1..Fold5 with train/vali/test.txt (the S1..S5 rotation), from the
     # dataset page https://www.microsoft.com/en-us/research/project/mslr/ . Query and
