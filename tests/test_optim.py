@@ -132,14 +132,15 @@ def test_sgd_on_queries_decreases_the_objective():
     X, y, ptr = _problem(5, sizes=(20,) * 10, d=5)
     C = 0.1
     full = make_oracle("counting", X, y, ptr, C=C)
-    qs = [make_oracle("counting", X[a:b], y[a:b], None, C=C) for a, b in zip(ptr[:-1], ptr[1:], strict=True)]
+    assert len(full.split_by_query()) == 10
     f_star = newton_cg(full, tol=1e-12).f
     f0 = full.fun(np.zeros(X.shape[1]))
-    r = sgd_queries(qs, full, n_iter=2000, seed=1, record_every=200)
+    r = sgd_queries(full, max_iter=2000, random_state=1, record_every=200)
     f = [h["objective"] for h in r.history]
     assert f[-1] < f0
     # within 5% of the optimal objective after 200 epochs, and much closer than after one record
     assert (f[-1] - f_star) < 0.05 * f_star
     assert (f[-1] - f_star) < 0.3 * (f[1] - f_star)
-    ra = sgd_queries(qs, full, n_iter=2000, seed=1, average=True)
+    ra = sgd_queries(full, max_iter=2000, random_state=1, average=True)
     assert ra.f < f0
+

@@ -159,7 +159,7 @@ def test_bad_input_is_refused_before_any_kernel():
     with pytest.raises(ValueError, match="C must be"):
         ranksvm_objective(np.zeros(2), X, y, None, C=-1.0)
     with pytest.raises(ValueError, match="unknown loss"):
-        ranksvm_objective(np.zeros(2), X, y, None, C=1.0, loss="logistic")
+        ranksvm_objective(np.zeros(2), X, y, None, C=1.0, loss="exponential")
     with pytest.raises(ValueError, match="w must be"):
         ranksvm_objective(np.zeros(3), X, y, None, C=1.0)
     with pytest.raises(ValueError, match="unknown oracle"):
@@ -235,3 +235,4 @@ def test_random_problems_many_levels_all_oracles_agree(seed):
         np.testing.assert_allclose(o.grad(w), g_ref, rtol=1e-10, atol=1e-10 * (1 + np.abs(g_ref).max()))
         if h_ref is not None:
             np.testing.assert_allclose(o.hess_vec(v), h_ref, rtol=1e-10, atol=1e-10 * (1 + np.abs(h_ref).max()))
+

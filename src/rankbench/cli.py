@@ -20,6 +20,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import OmegaConf
 
 from rankbench.config import ConfigError, build_specs, resolve_path, validate
+from rankbench.optim.registry import register_hydra_solver_configs
 
 log = logging.getLogger("rankbench")
 
@@ -35,9 +36,8 @@ DEFAULT_COLUMNS = ["experiment", "dataset", "fold", "solver", "params", "status"
 def conf_dir() -> Path:
     """The Hydra config directory: RANKBENCH_CONF_DIR, else ``conf/`` of the source tree."""
     env = os.environ.get("RANKBENCH_CONF_DIR")
-    if env:
-        return Path(env).resolve()
-    return Path(__file__).resolve().parents[2] / "conf"
+    path = Path(env).resolve() if env else Path(__file__).resolve().parents[2] / "conf"
+    return register_hydra_solver_configs(path)  # solvers without a YAML of their own
 
 
 def _launch_dir() -> str:
