@@ -38,12 +38,13 @@ def test_solver_names_resolve_and_every_pairing_is_registered():
     assert resolved("cutting_plane") == ("cutting_plane", "counting")
     assert resolved("cutting_plane_tree") == ("cutting_plane", "tree")
     assert resolved("sgd_queries") == ("sgd_queries", "counting")
-    for bad in ("tron", "newton_magic", "newton_trees", "cutting_plane_x", 3):
+    assert resolved("lbfgs_tree") == ("lbfgs", "tree")
+    for bad in ("tron", "newton_magic", "lbfgs_trees", "cutting_plane_x", 3):
         with pytest.raises(ValueError, match="solver"):
             resolve_solver(bad)
     names = solver_names()
     pairings = {f"{opt}_{oracle}" for opt in optimizers() for oracle in ORACLES}
-    assert len(pairings) == len(optimizers()) * len(ORACLES) >= 16
+    assert len(pairings) == len(optimizers()) * len(ORACLES) >= 20
     for name in sorted(pairings | {"prsvm", "prsvm_plus", "cutting_plane", "sgd_queries"}):
         assert name in names
         m = make_solver(name, {"C": 0.5})
@@ -188,6 +189,8 @@ def test_registry_factory_refuses_bad_parameters_at_build_time():
         make_solver("tron_tree", {"loss": "hinge"})
     with pytest.raises(ValueError, match="unknown loss"):
         make_solver("tron_tree", {"loss": "exponential"})
+    with pytest.raises(ValueError, match="optimizers for this loss on the tree oracle: cutting_plane, sgd_queries"):
+        make_solver("lbfgs_tree", {"loss": "hinge"})
     with pytest.raises(ValueError, match="takes no tol"):
         make_solver("sgd_queries", {"tol": 1e-3})
     with pytest.raises(TypeError):
