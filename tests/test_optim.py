@@ -7,6 +7,7 @@ from scipy.optimize import minimize
 
 from rankbench.objective import make_oracle
 from rankbench.optim.cutting_plane import cutting_plane, simplex_qp
+from rankbench.optim.lbfgs import lbfgs
 from rankbench.optim.newton_cg import conjugate_gradient, newton_cg
 from rankbench.optim.sgd_queries import sgd_queries
 from rankbench.optim.tron import tron
@@ -132,14 +133,69 @@ def test_sgd_on_queries_decreases_the_objective():
     X, y, ptr = _problem(5, sizes=(20,) * 10, d=5)
     C = 0.1
     full = make_oracle("counting", X, y, ptr, C=C)
-    qs = [make_oracle("counting", X[a:b], y[a:b], None, C=C) for a, b in zip(ptr[:-1], ptr[1:], strict=True)]
+    assert len(full.split_by_query()) == 10
     f_star = newton_cg(full, tol=1e-12).f
     f0 = full.fun(np.zeros(X.shape[1]))
-    r = sgd_queries(qs, full, n_iter=2000, seed=1, record_every=200)
+    r = sgd_queries(full, max_iter=2000, random_state=1, record_every=200)
     f = [h["objective"] for h in r.history]
     assert f[-1] < f0
     # within 5% of the optimal objective after 200 epochs, and much closer than after one record
     assert (f[-1] - f_star) < 0.05 * f_star
     assert (f[-1] - f_star) < 0.3 * (f[1] - f_star)
-    ra = sgd_queries(qs, full, n_iter=2000, seed=1, average=True)
+    ra = sgd_queries(full, max_iter=2000, random_state=1, average=True)
     assert ra.f < f0
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "huber", "logistic"])
+@pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
+def test_lbfgs_reaches_the_newton_optimum_on_every_oracle(C, loss):
+    from rankbench.objective.logistic import LOGISTIC_PIECEWISE
+
+    X, y, ptr = _problem()
+    exact = newton_cg(make_oracle("brute", X, y, ptr, C=C, loss=loss), tol=1e-14)
+    approx = newton_cg(make_oracle("brute", X, y, ptr, C=C, loss=LOGISTIC_PIECEWISE), tol=1e-14)
+    for oracle in ("brute", "pairs", "counting", "tree"):
+        o = make_oracle(oracle, X, y, ptr, C=C, loss=loss)
+        ref = approx if o.loss is LOGISTIC_PIECEWISE else exact
+        r = lbfgs(o, tol=1e-9)
+        assert r.converged and r.message == "||g|| <= tol * ||g0||"
+        g = [h["grad_norm"] for h in r.history]
+        assert g[-1] <= 1e-9 * g[0]
+        assert r.f == pytest.approx(ref.f, rel=1e-10)
+        assert r.f >= ref.f * (1 - 1e-13)
+        np.testing.assert_allclose(r.w, ref.w, rtol=1e-5, atol=1e-6 * np.abs(ref.w).max())
+        # the oracle's cache is left at the returned point; history counts f+g evaluations
+        np.testing.assert_allclose(o.grad(r.w), np.zeros_like(r.w), atol=1e-8 * g[0])
+        assert r.n_cg_iter == r.history[-1]["cg_iter"] >= r.n_iter
+
+
+def test_lbfgs_default_rule_stops_at_tron_accuracy():
+    X, y, ptr = _problem(3)
+    o = make_oracle("tree", X, y, ptr, C=10.0)
+    f_star = newton_cg(o, tol=1e-14).f
+    for r in (lbfgs(o), tron(o)):  # both default to ||g|| <= 1e-3 ||g0||
+        g0, g = r.history[0]["grad_norm"], r.history[-1]["grad_norm"]
+        assert r.converged and g <= 1e-3 * g0
+        # f is 1-strongly convex: f - f* <= ||g||^2 / 2 at the returned point
+        assert f_star <= r.f <= f_star + 0.5 * g**2 * (1 + 1e-9)
+
+
+def test_logistic_approximation_optimum_is_within_the_stated_bound():
+    """min over w of the approximated objective is within eps C |P| of the exact one, and the
+    two minimizers within 2 sqrt(eps C |P|) (eps = MAX_ERROR, f 1-strongly convex)."""
+    from rankbench.objective import count_pairs
+    from rankbench.objective.logistic import MAX_ERROR
+
+    X, y, ptr = _problem(6, sizes=(30, 25, 40), d=5)
+    P = count_pairs(y, ptr)
+    for C in (0.01, 1.0, 30.0):
+        ex = make_oracle("pairs", X, y, ptr, C=C, loss="logistic")
+        exact = newton_cg(ex, tol=1e-14)
+        bound = MAX_ERROR * C * P
+        for oracle in ("counting", "tree"):
+            approx = newton_cg(make_oracle(oracle, X, y, ptr, C=C, loss="logistic"), tol=1e-14)
+            assert abs(approx.f - exact.f) <= bound
+            assert ex.fun(approx.w) - exact.f <= 2 * bound
+            assert np.linalg.norm(approx.w - exact.w) <= 2 * np.sqrt(bound)
+            # the approximation is a different objective (here 0.3-12% of the worst-case gap)
+            assert abs(approx.f - exact.f) >= 1e-3 * bound

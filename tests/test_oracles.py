@@ -159,7 +159,7 @@ def test_bad_input_is_refused_before_any_kernel():
     with pytest.raises(ValueError, match="C must be"):
         ranksvm_objective(np.zeros(2), X, y, None, C=-1.0)
     with pytest.raises(ValueError, match="unknown loss"):
-        ranksvm_objective(np.zeros(2), X, y, None, C=1.0, loss="logistic")
+        ranksvm_objective(np.zeros(2), X, y, None, C=1.0, loss="exponential")
     with pytest.raises(ValueError, match="w must be"):
         ranksvm_objective(np.zeros(3), X, y, None, C=1.0)
     with pytest.raises(ValueError, match="unknown oracle"):
@@ -235,3 +235,96 @@ def test_random_problems_many_levels_all_oracles_agree(seed):
         np.testing.assert_allclose(o.grad(w), g_ref, rtol=1e-10, atol=1e-10 * (1 + np.abs(g_ref).max()))
         if h_ref is not None:
             np.testing.assert_allclose(o.hess_vec(v), h_ref, rtol=1e-10, atol=1e-10 * (1 + np.abs(h_ref).max()))
+
+
+# ---- logistic loss: exact for pairs / brute, piecewise approximation for counting / tree
+def _agree(got, ref, w, v, rel=1e-10):
+    f_ref = ref.fun(w)
+    assert got.fun(w) == pytest.approx(f_ref, rel=rel, abs=1e-12)
+    g_ref = ref.grad(w)
+    np.testing.assert_allclose(got.grad(w), g_ref, rtol=rel, atol=rel * (1 + np.abs(g_ref).max()))
+    h_ref = ref.hess_vec(v)
+    np.testing.assert_allclose(got.hess_vec(v), h_ref, rtol=rel, atol=rel * (1 + np.abs(h_ref).max()))
+    d_ref = ref.hess_diag()
+    np.testing.assert_allclose(got.hess_diag(), d_ref, rtol=rel)
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("oracle", ["counting", "tree"])
+def test_logistic_on_counting_and_tree_is_the_piecewise_approximation_to_brute_force(oracle, case):
+    from rankbench.objective.logistic import LOGISTIC_PIECEWISE
+
+    seed, sizes, k, integer, sparse = case
+    X, y, ptr, w, v = _problem(seed, sizes, k, integer=integer, sparse=sparse)
+    got = make_oracle(oracle, X, y, ptr, C=0.37, loss="logistic")
+    assert got.loss is LOGISTIC_PIECEWISE and got.requested_loss.name == "logistic"
+    _agree(got, make_oracle("brute", X, y, ptr, C=0.37, loss=LOGISTIC_PIECEWISE), w, v)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_logistic_on_pairs_is_exact_and_matches_brute_force(case):
+    seed, sizes, k, integer, sparse = case
+    X, y, ptr, w, v = _problem(seed, sizes, k, integer=integer, sparse=sparse)
+    ref = make_oracle("brute", X, y, ptr, C=0.37, loss="logistic")
+    got = make_oracle("pairs", X, y, ptr, C=0.37, loss="logistic")
+    assert got.loss.name == ref.loss.name == "logistic"
+    _agree(got, ref, w, v)
+    # against the definition, pair by pair
+    z = np.asarray(X @ w).ravel()
+    total = sum(np.logaddexp(0.0, -(z[i] - z[j])) for a, b in zip(ptr[:-1], ptr[1:], strict=True)
+                for i in range(a, b) for j in range(a, b) if y[i] > y[j])
+    assert ref.fun(w) == pytest.approx(0.5 * w @ w + 0.37 * total, rel=1e-12)
+
+
+@pytest.mark.parametrize("rescaling", ["margin", "slack"])
+def test_logistic_with_label_pair_rescaling_pairs_and_counting_match_brute_force(rescaling):
+    from rankbench.objective.logistic import LOGISTIC_PIECEWISE
+
+    X, y, ptr, w, v = _problem(11, [7, 15, 4, 30], 4, integer=False, sparse=True)
+    y = np.abs(y) % 4
+    kw = dict(C=0.5, rescaling=rescaling, delta="gain_difference")
+    _agree(make_oracle("pairs", X, y, ptr, loss="logistic", **kw),
+           make_oracle("brute", X, y, ptr, loss="logistic", **kw), w * 0.3, v)
+    _agree(make_oracle("counting", X, y, ptr, loss="logistic", **kw),
+           make_oracle("brute", X, y, ptr, loss=LOGISTIC_PIECEWISE, **kw), w * 0.3, v)
+
+
+def test_brute_force_logistic_gradient_and_hessian_match_finite_differences():
+    X, y, ptr, w, v = _problem(7, [9, 14], 3, integer=False)
+    o = make_oracle("brute", X, y, ptr, C=0.8, loss="logistic", rescaling="margin")
+    o.fun(w)
+    g, hv = o.grad(w), o.hess_vec(v)
+    eps = 1e-6
+    fd = np.array([(o.fun(w + eps * e) - o.fun(w - eps * e)) / (2 * eps) for e in np.eye(len(w))])
+    np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-7)
+    o.fun(w + eps * v)
+    gp = o.grad(w + eps * v)
+    o.fun(w - eps * v)
+    gm = o.grad(w - eps * v)
+    np.testing.assert_allclose(hv, (gp - gm) / (2 * eps), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("oracle", FAST)
+def test_logistic_approximation_error_on_the_objective_is_within_its_bound(oracle):
+    from rankbench.objective.logistic import MAX_ERROR
+
+    X, y, ptr, w, v = _problem(4, [6, 6, 6, 25], 4, integer=False)
+    for scale in (0.0, 0.3, 1.0, 3.0):
+        exact = make_oracle("brute", X, y, ptr, C=0.6, loss="logistic").fun(scale * w)
+        got = make_oracle(oracle, X, y, ptr, C=0.6, loss="logistic").fun(scale * w)
+        assert abs(got - exact) <= MAX_ERROR * 0.6 * count_pairs(y, ptr)
+        if oracle == "pairs":
+            assert got == pytest.approx(exact, rel=1e-12)
+
+
+def test_a_smooth_loss_without_approximation_is_refused_by_counting_and_tree():
+    from rankbench.objective.losses import SmoothLoss
+
+    square = SmoothLoss("square", fun=lambda t: (1 - t) ** 2, grad=lambda t: -2 * (1 - t),
+                        hess=lambda t: 2 + 0 * t, curvature_bound=2.0)
+    X, y, ptr, w, v = _problem(0, [5, 8], 3, integer=False)
+    for name in ("counting", "tree"):
+        with pytest.raises(ValueError, match="oracles that evaluate it: brute, pairs"):
+            make_oracle(name, X, y, ptr, loss=square)
+    # the pairs oracle evaluates it exactly: everywhere quadratic, so it is the brute force's value
+    _agree(make_oracle("pairs", X, y, ptr, loss=square), make_oracle("brute", X, y, ptr, loss=square), w, v)

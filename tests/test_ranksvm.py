@@ -7,9 +7,10 @@ from sklearn.base import clone
 from sklearn.metrics.pairwise import rbf_kernel
 
 from rankbench import RankSVM
-from rankbench.estimators.ranksvm import REGISTERED, KernelMap, parse_solver
+from rankbench.estimators.ranksvm import KernelMap
 from rankbench.estimators.registry import make_solver, solver_names
-from rankbench.objective import make_oracle, pairs_with_margin
+from rankbench.objective import ORACLES, make_oracle, pairs_with_margin
+from rankbench.optim.registry import optimizers, resolve_solver
 
 
 def _data(seed=0, n_queries=6, d=5, sparse=False):
@@ -25,22 +26,31 @@ def _data(seed=0, n_queries=6, d=5, sparse=False):
     return X, y, qid
 
 
-def test_solver_names_parse_and_are_registered():
-    assert parse_solver("prsvm") == ("newton", "pairs")
-    assert parse_solver("prsvm_plus") == ("newton", "counting")
-    assert parse_solver("tron_tree") == ("tron", "tree")
-    assert parse_solver("newton_brute") == ("newton", "brute")
-    assert parse_solver("cutting_plane") == ("cutting_plane", "counting")
-    assert parse_solver("cutting_plane_tree") == ("cutting_plane", "tree")
-    assert parse_solver("sgd_queries") == ("sgd_queries", "counting")
-    for bad in ("tron", "newton_magic", "lbfgs_tree", "cutting_plane_x", 3):
+def test_solver_names_resolve_and_every_pairing_is_registered():
+    def resolved(name):
+        opt, oracle = resolve_solver(name)
+        return opt.name, oracle
+
+    assert resolved("prsvm") == ("newton", "pairs")
+    assert resolved("prsvm_plus") == ("newton", "counting")
+    assert resolved("tron_tree") == ("tron", "tree")
+    assert resolved("newton_brute") == ("newton", "brute")
+    assert resolved("cutting_plane") == ("cutting_plane", "counting")
+    assert resolved("cutting_plane_tree") == ("cutting_plane", "tree")
+    assert resolved("sgd_queries") == ("sgd_queries", "counting")
+    assert resolved("lbfgs_tree") == ("lbfgs", "tree")
+    for bad in ("tron", "newton_magic", "lbfgs_trees", "cutting_plane_x", 3):
         with pytest.raises(ValueError, match="solver"):
-            parse_solver(bad)
+            resolve_solver(bad)
     names = solver_names()
-    for name in REGISTERED:
+    pairings = {f"{opt}_{oracle}" for opt in optimizers() for oracle in ORACLES}
+    assert len(pairings) == len(optimizers()) * len(ORACLES) >= 20
+    for name in sorted(pairings | {"prsvm", "prsvm_plus", "cutting_plane", "sgd_queries"}):
         assert name in names
         m = make_solver(name, {"C": 0.5})
         assert isinstance(m, RankSVM) and m.solver == name and m.C == 0.5
+        # the loss the optimizer is made for (the hinge for cutting planes and SGD on queries)
+        assert m.loss == resolve_solver(name)[0].default_loss
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -178,7 +188,11 @@ def test_registry_factory_refuses_bad_parameters_at_build_time():
     with pytest.raises(ValueError, match="hinge"):
         make_solver("tron_tree", {"loss": "hinge"})
     with pytest.raises(ValueError, match="unknown loss"):
-        make_solver("tron_tree", {"loss": "logistic"})
+        make_solver("tron_tree", {"loss": "exponential"})
+    with pytest.raises(ValueError, match="optimizers for this loss on the tree oracle: cutting_plane, sgd_queries"):
+        make_solver("lbfgs_tree", {"loss": "hinge"})
+    with pytest.raises(ValueError, match="takes no tol"):
+        make_solver("sgd_queries", {"tol": 1e-3})
     with pytest.raises(TypeError):
         make_solver("prsvm", {"not_a_parameter": 1})
 

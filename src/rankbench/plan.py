@@ -29,11 +29,16 @@ QUICK_PREFIX = "quick/"
 
 
 def conf_dir() -> Path:
-    """The Hydra config directory: RANKBENCH_CONF_DIR, else ``conf/`` of the source tree."""
+    """The Hydra config directory: RANKBENCH_CONF_DIR, else ``conf/`` of the source tree.
+
+    Solvers without a YAML of their own (every optimizer x oracle pairing) are put in
+    Hydra's ConfigStore here, so ``solver=lbfgs_tree`` composes wherever conf/ is used.
+    """
+    from rankbench.optim.registry import register_hydra_solver_configs
+
     env = os.environ.get("RANKBENCH_CONF_DIR")
-    if env:
-        return Path(env).resolve()
-    return Path(__file__).resolve().parents[2] / "conf"
+    path = Path(env).resolve() if env else Path(__file__).resolve().parents[2] / "conf"
+    return register_hydra_solver_configs(path)
 
 
 def launch_dir() -> str:

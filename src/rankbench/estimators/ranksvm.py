@@ -1,9 +1,12 @@
-"""RankSVM estimator: any optimizer x any pair oracle, scikit-learn style.
+"""RankSVM estimator: any registered optimizer x any pair oracle x any loss, scikit-learn style.
 
-Solver names are ``<optimizer>_<oracle>`` (optimizer: newton | tron; oracle: pairs |
-counting | tree | brute) plus the papers' names ``prsvm`` (= newton_pairs, Chapelle
-sect. 3), ``prsvm_plus`` (= newton_counting, sect. 4) and ``tron_tree`` (Lee & Lin), and
-``cutting_plane[_<oracle>]`` (hinge loss) and ``sgd_queries`` (Chapelle Alg. 3).
+``solver`` names an optimizer x oracle pairing, ``<optimizer>_<oracle>`` (optimizers from
+``rankbench.optim.registry``: newton, tron, cutting_plane, sgd_queries, lbfgs, ...; oracles:
+pairs | counting | tree | brute), or a paper's name from ``ALIASES``: ``prsvm`` (=
+newton_pairs, Chapelle sect. 3), ``prsvm_plus`` (= newton_counting, sect. 4); ``tron_tree`` is
+Lee & Lin's.  ``loss`` names a loss of ``rankbench.objective.LOSSES`` (or is a ``PairLoss``).
+``check_params`` refuses a combination that cannot run, naming what would.  Every pairing
+is registered as a solver of the harness (``register_ranksvm_solvers``).
 The non-linear route of Chapelle sect. 6.3 is ``kernel="rbf"|...``: documents are
 mapped by the kernel PCA map (``KernelMap``) and any linear solver runs on the result.
 """
@@ -20,40 +23,12 @@ from threadpoolctl import threadpool_limits
 
 from rankbench.data.ranking_data import RankingData, check_feature_matrix
 from rankbench.estimators.registry import register_solver
-from rankbench.objective import LOSSES, ORACLES, make_oracle, pairs_with_margin
+from rankbench.objective import ORACLES, make_oracle, pairs_with_margin
 from rankbench.objective.base import check_C
-from rankbench.optim.cutting_plane import cutting_plane
-from rankbench.optim.newton_cg import newton_cg
-from rankbench.optim.sgd_queries import sgd_queries
-from rankbench.optim.tron import tron
+from rankbench.optim.registry import check_pairing, get_optimizer, ranksvm_solvers, resolve_solver
 
-ALIASES = {"prsvm": "newton_pairs", "prsvm_plus": "newton_counting"}
-OPTIMIZERS = ("newton", "tron", "cutting_plane", "sgd_queries")
-DEFAULT_TOL = {"newton": 1e-6, "tron": 1e-3, "cutting_plane": 1e-4}
-DEFAULT_MAX_ITER = {"newton": 200, "tron": 1000, "cutting_plane": 2000}
-REGISTERED = ("prsvm", "prsvm_plus", "tron_tree", "newton_tree", "tron_counting", "tron_pairs",
-              "newton_counting", "newton_pairs", "cutting_plane", "cutting_plane_tree",
-              "sgd_queries")
-
-
-def parse_solver(solver: str) -> tuple[str, str]:
-    """(optimizer, oracle) of a solver name such as 'prsvm_plus', 'tron_tree', 'cutting_plane'."""
-    if not isinstance(solver, str):
-        raise ValueError(f"solver must be a string, got {solver!r}")
-    name = ALIASES.get(solver, solver)
-    if name == "sgd_queries":
-        return "sgd_queries", "counting"
-    if name.startswith("cutting_plane"):
-        rest = name[len("cutting_plane"):]
-        oracle = rest[1:] if rest.startswith("_") else ("counting" if rest == "" else None)
-        if oracle in ORACLES:
-            return "cutting_plane", oracle
-    else:
-        opt, _, oracle = name.partition("_")
-        if opt in ("newton", "tron") and oracle in ORACLES:
-            return opt, oracle
-    raise ValueError(f"unknown RankSVM solver {solver!r}; use prsvm, prsvm_plus, tron_tree, "
-                     f"cutting_plane[_<oracle>], sgd_queries or <newton|tron>_<{'|'.join(ORACLES)}>")
+# estimator parameters handed to the optimizers whose function takes them
+OPTIMIZER_OPTIONS = ("max_cg_iter", "eta0", "average", "random_state")
 
 
 class KernelMap(TransformerMixin, BaseEstimator):
@@ -124,7 +99,7 @@ def warm_up_kernels() -> float:
             o = make_oracle(name, X, y, ptr, C=1.0, loss=loss)
             o.fun(np.array([0.1, -0.2]))
             o.grad(np.array([0.1, -0.2]))
-            if loss != "hinge":
+            if o.loss.has_hessian:
                 o.hess_vec(np.ones(2))
     o = make_oracle("tree", sp.csr_matrix(X), y, ptr, C=1.0)
     o.fun(np.zeros(2))
@@ -136,17 +111,20 @@ def warm_up_kernels() -> float:
 class RankSVM(BaseEstimator):
     """Linear RankSVM, f(w) = 1/2||w||^2 + C sum_{(i,j) in P} loss(w.x_i - w.x_j) (Chapelle eq. 1).
 
-    ``solver``: see ``parse_solver``; ``loss``: squared_hinge (default), huber, hinge
-    (hinge needs ``cutting_plane`` or ``sgd_queries``; the registry's cutting_plane names
-    default to the hinge); ``tol``: Newton decrement/objective
-    (newton, default 1e-6 as the paper), relative gradient norm (tron, 1e-3), relative
-    gap (cutting_plane, 1e-4); ``max_iter``: outer iterations (SGD: number of query steps,
-    default 20 epochs).  ``rescaling``/``delta``: label-dependent margin or slack
-    rescaling (Chapelle 6.2; counting/pairs oracles).  ``kernel``: non-linear RankSVM
+    ``solver``: ``<optimizer>_<oracle>`` or an alias (module docstring); ``loss``: a name of
+    ``rankbench.objective.LOSSES`` (squared_hinge (default), huber, hinge, logistic) or a
+    ``PairLoss``: the counting and tree oracles evaluate a smooth loss through its piecewise
+    approximation (then ``extra_["loss_evaluated"]`` names it), optimizers that need a Hessian
+    refuse the hinge (``check_params``); ``tol``: the optimizer's stopping rule
+    (``rankbench.optim.registry``; None = its default: Newton decrement/objective 1e-6 for
+    newton as the paper, relative gradient norm 1e-3 for tron and lbfgs, relative gap 1e-4
+    for cutting_plane; sgd_queries takes none); ``max_iter``: outer iterations (SGD: number
+    of query steps, default 20 epochs).  ``rescaling``/``delta``: label-dependent margin or
+    slack rescaling (Chapelle 6.2; not the tree oracle).  ``kernel``: non-linear RankSVM
     through the kernel PCA map (Chapelle 6.3).
     """
 
-    def __init__(self, C: float = 1.0, solver: str = "prsvm_plus", loss: str = "squared_hinge",
+    def __init__(self, C: float = 1.0, solver: str = "prsvm_plus", loss="squared_hinge",
                  tol: float | None = None, max_iter: int | None = None, max_cg_iter: int = 2000,
                  verbose: bool = False, keep_coef_history: bool = False,
                  rescaling: str | None = None, delta="gain_difference",
@@ -170,23 +148,30 @@ class RankSVM(BaseEstimator):
         self.average = average
         self.random_state = random_state
 
-    def _check_params(self) -> tuple[str, str]:
-        opt, oracle = parse_solver(self.solver)
+    def check_params(self) -> None:
+        """ValueError unless solver x loss x parameters can run: unknown solver or loss, an oracle
+        that cannot evaluate the loss or an optimizer needing what the oracle cannot give for it
+        (the message names the oracles / optimizers that would work), C, tol, max_iter, rescaling."""
+        self._resolve()
+
+    def _resolve(self):
+        """(optimizer, oracle class, loss form the oracle evaluates) after every check."""
+        optimizer, oracle = resolve_solver(self.solver)
         check_C(self.C)
-        if self.loss not in LOSSES:
-            raise ValueError(f"unknown loss {self.loss!r}; expected one of {', '.join(LOSSES)}")
-        if self.loss == "hinge" and opt in ("newton", "tron"):
-            raise ValueError(f"solver {self.solver!r} needs a twice differentiable loss; the hinge loss "
-                             "is solved by 'cutting_plane' or 'sgd_queries'")
-        if self.tol is not None and not (np.isfinite(self.tol) and self.tol > 0):
-            raise ValueError(f"tol must be > 0, got {self.tol}")
+        form = check_pairing(optimizer, oracle, self.loss)
+        ORACLES[oracle].check_rescaling(self.rescaling)
+        if self.tol is not None:
+            if optimizer.tol is None:
+                raise ValueError(f"optimizer {optimizer.name!r} takes no tol: {optimizer.stopping_rule}")
+            if not (np.isfinite(self.tol) and self.tol > 0):
+                raise ValueError(f"tol must be > 0, got {self.tol}")
         if self.max_iter is not None and (int(self.max_iter) != self.max_iter or self.max_iter < 1):
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter}")
-        return opt, oracle
+        return optimizer, ORACLES[oracle], form
 
     def fit(self, X, y, qid=None):
         """Train on (X, y) grouped by ``qid`` (None = one query: AUC optimization)."""
-        opt, oracle_name = self._check_params()
+        optimizer, oracle_cls, form = self._resolve()
         data = RankingData.from_arrays(X, y, qid)
         self.compile_time_ = warm_up_kernels()
         t0 = time.perf_counter()
@@ -196,41 +181,23 @@ class RankSVM(BaseEstimator):
             self.kernel_map_ = KernelMap(kernel=self.kernel, n_components=self.n_components,
                                          gamma=self.gamma, random_state=self.random_state).fit(Xt)
             Xt = self.kernel_map_.transform(Xt)
-        oracle = make_oracle(oracle_name, Xt, data.y, data.query_ptr, C=self.C, loss=self.loss,
-                             rescaling=self.rescaling, delta=self.delta, levels=None)
-        tol = DEFAULT_TOL.get(opt) if self.tol is None else float(self.tol)
+        oracle = oracle_cls(Xt, data.y, data.query_ptr, C=self.C, loss=self.loss,
+                            rescaling=self.rescaling, delta=self.delta)
+        kwargs = {"keep_coef": self.keep_coef_history, "verbose": self.verbose}
+        kwargs.update({k: getattr(self, k) for k in OPTIMIZER_OPTIONS if k in optimizer.parameters})
+        if optimizer.tol is not None:
+            kwargs["tol"] = optimizer.tol if self.tol is None else float(self.tol)
+        if self.max_iter is not None:
+            kwargs["max_iter"] = int(self.max_iter)
         # the optimizers' vectors are short (d): multithreaded BLAS only adds thread wake-ups,
         # which cost 3x the whole fit on a loaded machine
         with threadpool_limits(limits=1, user_api="blas"):
-            res = self._optimize(opt, oracle_name, oracle, data, Xt, tol)
+            res = optimizer.function(oracle, **kwargs)
         self.fit_time_ = time.perf_counter() - t0
-        self._finish(res, oracle, data, Xt)
+        self._finish(res, oracle, data, Xt, optimizer.name)
         return self
 
-    def _optimize(self, opt, oracle_name, oracle, data, Xt, tol):
-        """Run the optimizer ``opt`` on ``oracle``; returns its OptimResult."""
-        common = dict(keep_coef=self.keep_coef_history, verbose=self.verbose)
-        if opt == "newton":
-            res = newton_cg(oracle, tol=tol, max_iter=self.max_iter or DEFAULT_MAX_ITER[opt],
-                            max_cg_iter=self.max_cg_iter, **common)
-        elif opt == "tron":
-            res = tron(oracle, tol=tol, max_iter=self.max_iter or DEFAULT_MAX_ITER[opt],
-                       max_cg_iter=self.max_cg_iter, **common)
-        elif opt == "cutting_plane":
-            res = cutting_plane(oracle, tol=tol, max_iter=self.max_iter or DEFAULT_MAX_ITER[opt], **common)
-        else:
-            query_oracles = []
-            lv = oracle.levels
-            for q in np.flatnonzero(lv.n_levels >= 2):
-                a, b = int(data.query_ptr[q]), int(data.query_ptr[q + 1])
-                query_oracles.append(make_oracle(oracle_name, Xt[a:b], data.y[a:b], None, C=self.C,
-                                                 loss=self.loss, rescaling=self.rescaling, delta=self.delta))
-            n_steps = self.max_iter or 20 * max(1, len(query_oracles))
-            res = sgd_queries(query_oracles, oracle, n_iter=int(n_steps), eta0=self.eta0,
-                              average=self.average, seed=self.random_state, **common)
-        return res
-
-    def _finish(self, res, oracle, data, Xt):
+    def _finish(self, res, oracle, data, Xt, optimizer: str):
         """Fitted attributes from an OptimResult; refuses non-finite weights."""
         if not np.all(np.isfinite(res.w)):
             raise FloatingPointError(f"RankSVM solver {self.solver!r} diverged (non-finite weights)")
@@ -246,11 +213,13 @@ class RankSVM(BaseEstimator):
         n_pairs, n_ge1 = pairs_with_margin(res.w, Xt, data.y, data.query_ptr)
         # share of pairs with margin >= 1 = share of zero dual variables of the L2-loss dual
         self.zero_dual_share_ = n_ge1 / n_pairs if n_pairs else float("nan")
-        opt, oracle_name = parse_solver(self.solver)
         # solver facts the harness copies into a record's "extra"
         self.extra_ = {"zero_dual_share": self.zero_dual_share_, "n_pairs": int(n_pairs),
                        "n_pairs_margin_ge_1": int(n_ge1), "converged": self.converged_,
-                       "stop_message": res.message, "optimizer": opt, "oracle": oracle_name}
+                       "stop_message": res.message, "optimizer": optimizer, "oracle": oracle.name}
+        if oracle.loss is not oracle.requested_loss:
+            # objective_ is then the approximation's: say so in the record
+            self.extra_["loss_evaluated"] = oracle.loss.name
 
     def decision_function(self, X):
         """Scores w.x (after the kernel map when ``kernel`` is set); O(nnz(X))."""
@@ -266,19 +235,29 @@ class RankSVM(BaseEstimator):
         return self.decision_function(X)
 
 
-def _factory(name: str):
+def _factory(name: str, default_loss: str):
     def make(params: dict) -> RankSVM:
         params = dict(params)
         params.pop("solver", None)
-        if name.startswith("cutting_plane"):
-            params.setdefault("loss", "hinge")  # the only loss the method solves
+        params.setdefault("loss", default_loss)  # the loss the optimizer is made for
         model = RankSVM(solver=name, **params)
-        model._check_params()  # a bad config fails when it is built, not after data loading
+        model.check_params()  # a bad config fails when it is built, not after data loading
         return model
 
     make.__doc__ = f"RankSVM with solver={name!r}."
     return make
 
 
-for _name in REGISTERED:
-    register_solver(_name)(_factory(_name))
+_REGISTERED: set[str] = set()
+
+
+def register_ranksvm_solvers() -> None:
+    """Register every RankSVM solver name (optimizer x oracle pairings and ALIASES) with the
+    harness's solver registry; call again after registering an optimizer from outside rankbench."""
+    for name, (opt, _) in ranksvm_solvers().items():
+        if name not in _REGISTERED:
+            register_solver(name)(_factory(name, get_optimizer(opt).default_loss))
+            _REGISTERED.add(name)
+
+
+register_ranksvm_solvers()

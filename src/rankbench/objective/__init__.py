@@ -3,7 +3,10 @@
 ``f(w) = 1/2 ||w||^2 + C * sum_{(i,j) in P} loss(w.x_i - w.x_j)``, P = same-query pairs
 with y_i > y_j.  Oracles differ in how they count pairs: ``brute`` (all pairs, numpy,
 test reference), ``pairs`` (explicit pair matrix, PRSVM), ``counting`` (sort + count per
-level pair, PRSVM+), ``tree`` (Fenwick order-statistic tree, Lee & Lin).
+level pair, PRSVM+), ``tree`` (Fenwick order-statistic tree, Lee & Lin).  The loss is an
+object (``losses.py``): a sum of shifted hinge / squared-hinge pieces, which every oracle
+evaluates, or a smooth loss, which pairs and brute evaluate exactly and counting and tree
+through its piecewise approximation (``logistic.py``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from rankbench.objective.base import PairOracle, check_problem
 from rankbench.objective.brute_force import BruteForceOracle
 from rankbench.objective.counting import CountingOracle
 from rankbench.objective.explicit_pairs import ExplicitPairsOracle
-from rankbench.objective.losses import LOSSES
+from rankbench.objective.losses import LOSSES, PairLoss, get_loss, loss_names
 from rankbench.objective.query_levels import QueryLevels
 from rankbench.objective.score_order import sort_within_queries
 from rankbench.objective.tree import TreeOracle, tree_active_pairs
@@ -28,12 +31,12 @@ ORACLES: dict[str, type[PairOracle]] = {
 
 __all__ = [
     "LOSSES", "ORACLES", "BruteForceOracle", "CountingOracle", "ExplicitPairsOracle",
-    "PairOracle", "QueryLevels", "TreeOracle", "count_pairs", "make_oracle",
-    "pairs_with_margin", "ranksvm_objective",
+    "PairLoss", "PairOracle", "QueryLevels", "TreeOracle", "count_pairs", "get_loss",
+    "loss_names", "make_oracle", "pairs_with_margin", "ranksvm_objective",
 ]
 
 
-def make_oracle(name: str, X, y, query_ptr=None, C: float = 1.0, loss: str = "squared_hinge",
+def make_oracle(name: str, X, y, query_ptr=None, C: float = 1.0, loss: str | PairLoss = "squared_hinge",
                 **kwargs) -> PairOracle:
     """Build the oracle called ``name`` (brute | pairs | counting | tree) for (X, y, query_ptr)."""
     if name not in ORACLES:
@@ -41,7 +44,7 @@ def make_oracle(name: str, X, y, query_ptr=None, C: float = 1.0, loss: str = "sq
     return ORACLES[name](X, y, query_ptr, C=C, loss=loss, **kwargs)
 
 
-def ranksvm_objective(w, X, y, query_ptr, C: float, loss: str = "squared_hinge",
+def ranksvm_objective(w, X, y, query_ptr, C: float, loss: str | PairLoss = "squared_hinge",
                       oracle: str = "tree") -> float:
     """Chapelle eq. (1) at w: 0.5 ||w||^2 + C * sum over pairs of loss; O(nd + n log n) (tree)."""
     X, y, query_ptr = check_problem(X, y, query_ptr)

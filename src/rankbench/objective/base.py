@@ -5,6 +5,10 @@ L(z), dL/dz and products with the (generalized) Hessian of L in z; the base clas
 adds the X and X^T products and the regularizer.  ``fun(w)`` must be called before
 ``grad(w)`` and ``hess_vec(v)`` at the same w (as in LIBLINEAR's function objects):
 it computes the scores, the sort and the per-document counts those reuse.
+
+An oracle class declares the loss families it evaluates (``loss_families``); what it can
+answer for a given loss (``methods``: fun, subgrad, grad, hess_vec, hess_diag) follows from
+the loss, so an optimizer x oracle x loss combination is checked before any data is read.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rankbench.data.ranking_data import check_feature_matrix, check_labels
-from rankbench.objective.losses import loss_pieces, rescaling_matrices
+from rankbench.objective.losses import PairLoss, get_loss, rescaling_matrices
 from rankbench.objective.query_levels import QueryLevels
 
 
@@ -51,27 +55,76 @@ class PairOracle:
 
     name = "base"
     supports_rescaling = True
+    loss_families: frozenset[str] = frozenset({"piecewise"})
 
-    def __init__(self, X, y, query_ptr=None, C: float = 1.0, loss: str = "squared_hinge",
+    def __init__(self, X, y, query_ptr=None, C: float = 1.0, loss: str | PairLoss = "squared_hinge",
                  rescaling: str | None = None, delta="gain_difference",
                  levels: QueryLevels | None = None):
         self.X, self.y, self.query_ptr = check_problem(X, y, query_ptr)
         self.C = check_C(C)
-        self.loss = loss
-        self.power, self.offsets, self.signs = loss_pieces(loss)
+        self.requested_loss = get_loss(loss)
+        self.loss = self.loss_form(self.requested_loss)
         self.levels = levels if levels is not None else QueryLevels.from_labels(self.y, self.query_ptr)
-        if rescaling is not None and not self.supports_rescaling:
-            raise ValueError(f"the {self.name} oracle supports no label-pair rescaling; "
-                             "use oracle='counting' or 'pairs'")
+        self.check_rescaling(rescaling)
         self.rescaling = rescaling
+        self.delta = delta
         self.margin, self.weight = rescaling_matrices(self.levels.levels, rescaling, delta)
         # X^T as a CSC view of the CSR data (no copy); built once, not at every product
         self._XT = self.X.T
         self._X2 = None  # X squared elementwise, made on the first hess_diag call
-        self.n_fun = 0
-        self.n_hess = 0
         self._gz: np.ndarray | None = None
         self._setup()
+
+    # what this oracle can do, known before any data ------------------------------------
+    @classmethod
+    def loss_form(cls, loss: str | PairLoss) -> PairLoss:
+        """The loss this oracle evaluates for ``loss``: the loss itself when the oracle takes its
+        family, else its piecewise approximation; ValueError naming the oracles that take it."""
+        loss = get_loss(loss)
+        if loss.family in cls.loss_families:
+            return loss
+        approx = loss.approximation
+        if approx is not None and approx.family in cls.loss_families:
+            return approx
+        from rankbench.objective import ORACLES
+
+        able = [name for name, o in ORACLES.items() if loss.family in o.loss_families]
+        raise ValueError(f"the {cls.name} oracle evaluates {' and '.join(sorted(cls.loss_families))} "
+                         f"losses (sums of shifted hinge / squared-hinge pieces) and the {loss.name} loss "
+                         f"is {loss.family} with no piecewise approximation; oracles that evaluate it: "
+                         f"{', '.join(able)}")
+
+    @classmethod
+    def methods(cls, loss: str | PairLoss) -> frozenset[str]:
+        """Oracle methods available for ``loss``: fun and subgrad always, grad for a differentiable
+        loss, hess_vec and hess_diag for a loss with a (generalized) Hessian."""
+        form = cls.loss_form(loss)
+        out = {"fun", "subgrad"}
+        if form.differentiable:
+            out.add("grad")
+        if form.has_hessian:
+            out |= {"hess_vec", "hess_diag"}
+        return frozenset(out)
+
+    @classmethod
+    def check_rescaling(cls, rescaling: str | None) -> None:
+        """ValueError when this oracle cannot apply label-pair ``rescaling``."""
+        if rescaling is not None and not cls.supports_rescaling:
+            from rankbench.objective import ORACLES
+
+            able = [name for name, o in ORACLES.items() if o.supports_rescaling]
+            raise ValueError(f"the {cls.name} oracle supports no label-pair rescaling; "
+                             f"use one of the oracles {', '.join(able)}")
+
+    def split_by_query(self) -> list[PairOracle]:
+        """One oracle of this kind per query with at least two relevance levels (same C, loss and
+        rescaling): the per-query objectives of SGD on queries (Chapelle & Keerthi Alg. 3)."""
+        out = []
+        for q in np.flatnonzero(self.levels.n_levels >= 2):
+            a, b = int(self.query_ptr[q]), int(self.query_ptr[q + 1])
+            out.append(type(self)(self.X[a:b], self.y[a:b], None, C=self.C, loss=self.requested_loss,
+                                  rescaling=self.rescaling, delta=self.delta))
+        return out
 
     # subclass hooks -----------------------------------------------------------------
     def _setup(self) -> None:
@@ -105,7 +158,6 @@ class PairOracle:
         z = np.ascontiguousarray(z, dtype=np.float64)
         L, gz = self._loss_grad_z(z)
         self._gz = gz
-        self.n_fun += 1
         return float(L)
 
     def fun(self, w: np.ndarray) -> float:
@@ -121,11 +173,9 @@ class PairOracle:
 
     def hess_vec(self, v: np.ndarray) -> np.ndarray:
         """(I + C X^T H_L X) v with the generalized Hessian H_L at the last ``fun`` point."""
-        if self.power != 2:
-            raise ValueError(f"the {self.loss} loss has no Hessian; use a cutting-plane or stochastic solver")
+        self._check_hessian()
         if self._gz is None:
             raise RuntimeError("call fun(w) before hess_vec(v)")
-        self.n_hess += 1
         d = self.scores(v)
         hz = self._hess_z(d)
         return np.asarray(v, dtype=np.float64) + self.C * np.asarray(self._XT @ hz).ravel()
@@ -134,6 +184,7 @@ class PairOracle:
         """Jacobi preconditioner: diag of I + C X^T H_L X with H_L's off-diagonal part replaced by the
         per-query centering it would be for a complete pair graph; exact for one level per pair graph
         K_n, always >= 1; O(nnz(X))."""
+        self._check_hessian()
         if self._gz is None:
             raise RuntimeError("call fun(w) first")
         Dz = 2.0 * self._doc_curvature()
@@ -150,6 +201,10 @@ class PairOracle:
         inv = np.divide(1.0, tot, out=np.zeros_like(tot), where=tot > 0)
         cross = np.asarray(M.T @ inv).ravel()
         return 1.0 + self.C * np.maximum(sq - cross, 0.0)
+
+    def _check_hessian(self) -> None:
+        if not self.loss.has_hessian:
+            raise ValueError(f"the {self.loss.name} loss has no Hessian (not twice differentiable)")
 
     def _doc_curvature(self) -> np.ndarray:
         """Per document, the sum of the weights of its active pairs (diag of H_L / 2 in score space)."""
@@ -170,6 +225,6 @@ class PairOracle:
                     total += val.nbytes
         return total
 
-    def _pieces(self):
-        """(margin offset, sign) of each loss piece."""
-        return zip(self.offsets.tolist(), self.signs.tolist(), strict=True)
+    def _pieces(self) -> list[tuple[float, float, int]]:
+        """(margin offset, weight, power) of each piece of the (piecewise) loss evaluated."""
+        return [(float(p.offset), float(p.weight), int(p.power)) for p in self.loss.pieces]

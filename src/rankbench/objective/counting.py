@@ -6,7 +6,8 @@ query, one merge of the two buckets gives, for each document, the number and the
 of scores of its margin-violating partners (Chapelle's alpha, beta; gamma for Hv):
 the same counting as Joachims (2006) / Lee & Lin supplement Alg. I.  Because each pair
 of levels is handled apart, the margin and weight may depend on the two labels
-(margin and slack rescaling, Chapelle sect. 6.2) at no extra cost.
+(margin and slack rescaling, Chapelle sect. 6.2) at no extra cost.  A loss is evaluated
+piece by piece (shifted hinge or squared hinge, ``objective/losses.py``): one pass per piece.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from rankbench.objective.score_order import group_order_by_level, sort_within_qu
 
 
 @njit(cache=True)
-def counting_fun(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, sign, power, gz, diag):
-    """Add one loss piece to dL/dz and the Hessian diagonal, level pair by level pair; return its L."""
+def counting_fun(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, power, gz, diag):
+    """Add one loss piece (weight * max(0, M + off_m - t)^power, power 1 or 2) to dL/dz and the
+    Hessian diagonal, level pair by level pair; return its L; O(n k)."""
     value = 0.0
     for q in range(n_levels.shape[0]):
         o = offsets[q]
@@ -34,7 +36,7 @@ def counting_fun(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, sign
                 b1 = bounds[o + rb + 1]
                 gb = bgrank[o + rb]
                 m = M[ga, gb] + off_m
-                c = sign * W[ga, gb]
+                c = weight * W[ga, gb]
                 if c == 0.0:
                     continue
                 # less relevant documents (bucket b) ascending, pointer over bucket a
@@ -81,8 +83,9 @@ def counting_fun(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, sign
 
 
 @njit(cache=True)
-def counting_hess(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, sign, d, gamma):
-    """Add c * (sum of d over the active partners of i) to gamma[i], level pair by level pair; O(nk)."""
+def counting_hess(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, d, gamma):
+    """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece,
+    level pair by level pair; O(nk)."""
     for q in range(n_levels.shape[0]):
         o = offsets[q]
         k = n_levels[q]
@@ -95,7 +98,7 @@ def counting_hess(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, sig
                 b1 = bounds[o + rb + 1]
                 gb = bgrank[o + rb]
                 m = M[ga, gb] + off_m
-                c = sign * W[ga, gb]
+                c = weight * W[ga, gb]
                 if c == 0.0:
                     continue
                 pa = a0
@@ -136,17 +139,18 @@ class CountingOracle(PairOracle):
         gz = np.zeros_like(z)
         diag = np.zeros_like(z)
         value = 0.0
-        for off, sign in self._pieces():
+        for off, weight, power in self._pieces():
             value += counting_fun(border, lv.bucket_bounds, lv.bucket_offsets, lv.bucket_grank,
-                                  lv.n_levels, z, self.margin, self.weight, off, sign,
-                                  self.power, gz, diag)
+                                  lv.n_levels, z, self.margin, self.weight, off, weight,
+                                  power, gz, diag)
         self._border, self._z, self._diag = border, z, diag
         return value, gz
 
     def _hess_z(self, d):
         lv = self.levels
         gamma = np.zeros_like(d)
-        for off, sign in self._pieces():
-            counting_hess(self._border, lv.bucket_bounds, lv.bucket_offsets, lv.bucket_grank,
-                          lv.n_levels, self._z, self.margin, self.weight, off, sign, d, gamma)
+        for off, weight, power in self._pieces():
+            if power == 2:  # a hinge piece has no curvature
+                counting_hess(self._border, lv.bucket_bounds, lv.bucket_offsets, lv.bucket_grank,
+                              lv.n_levels, self._z, self.margin, self.weight, off, weight, d, gamma)
         return 2.0 * (self._diag * d - gamma)

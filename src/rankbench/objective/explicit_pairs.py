@@ -3,6 +3,8 @@
 The p x n matrix A (row k = e_i - e_j for the k-th preference pair) is stored as its
 two column indices per row; A z, A^T u and A^T D A d are O(p) loops over them.  The
 pair list costs O(p) memory: that is the method (and its limit, see the benchmark).
+Seeing every pair, this oracle also evaluates smooth losses exactly (e.g. the logistic
+loss): the differences t = Az, the loss and its derivatives are O(p) vector operations.
 """
 
 from __future__ import annotations
@@ -11,18 +13,6 @@ import numpy as np
 from numba import njit
 
 from rankbench.objective.base import PairOracle
-
-
-@njit(cache=True)
-def count_pairs_kernel(y, query_ptr):
-    """|P| by an O(sum_q n_q^2) double loop (used to size the pair list)."""
-    total = 0
-    for q in range(query_ptr.shape[0] - 1):
-        for i in range(query_ptr[q], query_ptr[q + 1]):
-            for j in range(query_ptr[q], query_ptr[q + 1]):
-                if y[i] > y[j]:
-                    total += 1
-    return total
 
 
 @njit(cache=True)
@@ -42,15 +32,16 @@ def build_pairs(y, query_ptr, n_pairs):
 
 
 @njit(cache=True)
-def pairs_fun(hi, lo, grank, z, M, W, off_m, sign, power, gz, dcoef):
-    """Add one loss piece over the explicit pairs to dL/dz and the pair curvature D; return its L."""
+def pairs_fun(hi, lo, grank, z, M, W, off_m, weight, power, gz, dcoef):
+    """Add one loss piece (weight * max(0, M + off_m - t)^power) over the explicit pairs to dL/dz
+    and the pair curvature D; return its L; O(p)."""
     value = 0.0
     for k in range(hi.shape[0]):
         i = hi[k]
         j = lo[k]
         m = M[grank[i], grank[j]] + off_m
         if z[j] > z[i] - m:
-            c = sign * W[grank[i], grank[j]]
+            c = weight * W[grank[i], grank[j]]
             r = m - z[i] + z[j]
             if power == 2:
                 value += c * r * r
@@ -82,6 +73,7 @@ class ExplicitPairsOracle(PairOracle):
 
     name = "pairs"
     max_pairs = 200_000_000
+    loss_families = frozenset({"piecewise", "smooth"})
 
     def _setup(self) -> None:
         p = self.levels.n_pairs()
@@ -90,16 +82,33 @@ class ExplicitPairsOracle(PairOracle):
                              f"{self.max_pairs} (memory O(p)); use oracle='tree' or 'counting'")
         self.hi, self.lo = build_pairs(self.y, self.query_ptr, p)
         self._dcoef = None
+        if self.loss.family == "smooth":
+            g = self.levels.grank
+            # per pair: the margin shift M_ab - 1 and the slack weight W_ab of its label pair
+            self._shift = self.margin[g[self.hi], g[self.lo]] - 1.0
+            self._pair_w = self.weight[g[self.hi], g[self.lo]]
 
     def _loss_grad_z(self, z):
+        if self.loss.family == "smooth":
+            return self._smooth_loss_grad_z(z)
         gz = np.zeros_like(z)
         dcoef = np.zeros(self.hi.shape[0])
         value = 0.0
-        for off, sign in self._pieces():
+        for off, weight, power in self._pieces():
             value += pairs_fun(self.hi, self.lo, self.levels.grank, z, self.margin, self.weight,
-                               off, sign, self.power, gz, dcoef)
+                               off, weight, power, gz, dcoef)
         self._dcoef = dcoef
         return value, gz
+
+    def _smooth_loss_grad_z(self, z):
+        """sum_k W_k loss(t_k), t = Az - shift: d/dz = A^T (W loss'(t)), curvature D = W loss''(t) / 2."""
+        t = z[self.hi] - z[self.lo] - self._shift
+        w = self._pair_w
+        n = z.shape[0]
+        c = w * self.loss.derivative(t)
+        gz = np.bincount(self.hi, weights=c, minlength=n) - np.bincount(self.lo, weights=c, minlength=n)
+        self._dcoef = 0.5 * w * self.loss.second_derivative(t) if self.loss.has_hessian else None
+        return float(w @ self.loss.value(t)), gz
 
     def _doc_curvature(self):
         n = self.n_docs

@@ -1,32 +1,216 @@
-"""Pairwise losses as sums of shifted squared hinges (or one hinge), and label-pair rescaling.
+"""Pairwise losses as objects that declare their family, and label-pair rescaling.
 
-Every loss of a pair (i, j), i preferred, is written in the score difference
-t = z_i - z_j as ``sum_k sign_k * weight * max(0, margin + offset_k - t)^power``:
-squared hinge = one piece (offset 0, power 2); Huber (Chapelle sect. 4.1) =
-max(0, 1 - t)^2 - max(0, -t)^2, two pieces; hinge = one piece of power 1.
-A pair is *active* for a piece with margin m when ``z_j > z_i - m`` evaluated in
-floating point exactly so; every oracle uses that same predicate, which makes them
-agree bit for bit on which pairs sit on the margin.
+A loss of a pair (i, j), i preferred, is a function of the score difference t = z_i - z_j
+(margin 1).  It belongs to one of two families, and each oracle declares the families it
+evaluates (``PairOracle.loss_families``):
+
+* ``piecewise``: ``sum_k weight_k * max(0, margin + offset_k - t)^power_k``, a sum of shifted
+  hinge (power 1) and squared-hinge (power 2) pieces.  Every oracle evaluates these; the
+  counting and tree oracles at a cost linear in the number of pieces (Chapelle & Keerthi
+  sect. 4.1-4.2).  Squared hinge = one piece; Huber = max(0, 1 - t)^2 - max(0, -t)^2, two
+  pieces (sect. 4.1); hinge = one piece of power 1.
+* ``smooth``: any loss given by its value and derivatives in t (vectorized over numpy arrays).
+  Only the oracles that see every pair (pairs, brute) evaluate it exactly; the others use
+  its ``approximation`` (a piecewise loss) when it has one, and refuse it otherwise.
+
+Margin rescaling (Chapelle sect. 6.2) sets the margin of a label pair to M_ab instead of 1:
+a piecewise loss uses ``M_ab + offset_k``, a smooth loss is shifted to ``loss(t - (M_ab - 1))``;
+slack rescaling multiplies the pair's loss by W_ab.  A pair is *active* for a piece with
+margin m when ``z_j > z_i - m`` evaluated in floating point exactly so; every oracle uses that
+same predicate, which makes them agree bit for bit on which pairs sit on the margin.
+
+Losses live in ``LOSSES`` (name -> loss); a module of ``rankbench.objective`` adds one with
+``register_loss`` (``logistic.py`` does), found by ``get_loss`` without any other edit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-LOSSES = ("squared_hinge", "hinge", "huber")
+from rankbench.plugins import import_submodules
+
+FAMILIES = ("piecewise", "smooth")
 
 
-def loss_pieces(loss: str) -> tuple[int, np.ndarray, np.ndarray]:
-    """(power, offsets, signs) of ``loss``; ValueError for an unknown name."""
-    if loss == "squared_hinge":
-        return 2, np.array([0.0]), np.array([1.0])
-    if loss == "huber":
-        return 2, np.array([0.0, -1.0]), np.array([1.0, -1.0])
-    if loss == "hinge":
-        return 1, np.array([0.0]), np.array([1.0])
-    raise ValueError(f"unknown loss {loss!r}; expected one of {', '.join(LOSSES)}")
+class PairLoss:
+    """A pairwise loss of t = z_i - z_j (unit margin): what oracles and optimizers need to know of it.
+
+    ``family`` ("piecewise" | "smooth"), ``differentiable`` (C^1: a gradient, not only a
+    subgradient), ``has_hessian`` (a generalized Hessian for Newton-type optimizers),
+    ``max_curvature`` (sup of loss''(t): bounds the SGD step), ``approximation`` (a piecewise
+    loss that oracles without this family evaluate instead, or None)."""
+
+    name: str
+    family: ClassVar[str]
+    approximation: PairLoss | None = None
+
+    @property
+    def differentiable(self) -> bool:
+        raise NotImplementedError
+
+    @property
+    def has_hessian(self) -> bool:
+        raise NotImplementedError
+
+    @property
+    def max_curvature(self) -> float:
+        raise NotImplementedError
+
+    def value(self, t: np.ndarray) -> np.ndarray:
+        """loss(t), elementwise."""
+        raise NotImplementedError
+
+    def derivative(self, t: np.ndarray) -> np.ndarray:
+        """loss'(t) (a subgradient where loss is not differentiable), elementwise."""
+        raise NotImplementedError
+
+    def second_derivative(self, t: np.ndarray) -> np.ndarray:
+        """loss''(t) (the generalized one at kinks), elementwise; ValueError without a Hessian."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Piece:
+    """``weight * max(0, margin + offset - t)^power``: a hinge (power 1) or squared hinge (power 2)."""
+
+    weight: float
+    offset: float
+    power: int
+
+    def __post_init__(self):
+        if self.power not in (1, 2):
+            raise ValueError(f"a loss piece has power 1 (hinge) or 2 (squared hinge), got {self.power}")
+        if not (np.isfinite(self.weight) and np.isfinite(self.offset)):
+            raise ValueError(f"a loss piece needs a finite weight and offset, got {self}")
+
+
+@dataclass(frozen=True)
+class PiecewiseLoss(PairLoss):
+    """Sum of shifted hinge / squared-hinge pieces; evaluated by every oracle, O(pieces) passes."""
+
+    name: str
+    pieces: tuple[Piece, ...]
+    description: str = ""
+    family: ClassVar[str] = "piecewise"
+
+    def __post_init__(self):
+        if not self.pieces:
+            raise ValueError(f"loss {self.name!r} has no pieces")
+
+    @property
+    def differentiable(self) -> bool:
+        return all(p.power == 2 for p in self.pieces)
+
+    @property
+    def has_hessian(self) -> bool:
+        return self.differentiable
+
+    @property
+    def max_curvature(self) -> float:
+        """sup over t of the sum of 2 * weight over the squared pieces active at t."""
+        knots = sorted(((1.0 + p.offset, 2.0 * p.weight) for p in self.pieces if p.power == 2),
+                       reverse=True)
+        running = np.cumsum([c for _, c in knots]) if knots else np.zeros(1)
+        return float(max(0.0, running.max()))
+
+    def value(self, t):
+        t = np.asarray(t, dtype=np.float64)
+        return sum(p.weight * np.maximum(0.0, 1.0 + p.offset - t) ** p.power for p in self.pieces)
+
+    def derivative(self, t):
+        t = np.asarray(t, dtype=np.float64)
+        out = np.zeros_like(t)
+        for p in self.pieces:
+            r = np.maximum(0.0, 1.0 + p.offset - t)
+            out -= p.weight * (2.0 * r if p.power == 2 else (r > 0.0).astype(np.float64))
+        return out
+
+    def second_derivative(self, t):
+        if not self.has_hessian:
+            raise ValueError(f"the {self.name} loss has no Hessian")
+        t = np.asarray(t, dtype=np.float64)
+        return sum(2.0 * p.weight * (t < 1.0 + p.offset) for p in self.pieces)
+
+
+@dataclass(frozen=True)
+class SmoothLoss(PairLoss):
+    """A smooth loss from vectorized callables: ``fun``, ``grad`` (first derivative), ``hess``
+    (second derivative, None = no Hessian); evaluated exactly by the pairs and brute oracles."""
+
+    name: str
+    fun: Callable[[np.ndarray], np.ndarray]
+    grad: Callable[[np.ndarray], np.ndarray]
+    hess: Callable[[np.ndarray], np.ndarray] | None
+    curvature_bound: float
+    approximation: PiecewiseLoss | None = None
+    description: str = ""
+    family: ClassVar[str] = "smooth"
+
+    @property
+    def differentiable(self) -> bool:
+        return True
+
+    @property
+    def has_hessian(self) -> bool:
+        return self.hess is not None
+
+    @property
+    def max_curvature(self) -> float:
+        return float(self.curvature_bound)
+
+    def value(self, t):
+        return self.fun(np.asarray(t, dtype=np.float64))
+
+    def derivative(self, t):
+        return self.grad(np.asarray(t, dtype=np.float64))
+
+    def second_derivative(self, t):
+        if self.hess is None:
+            raise ValueError(f"the {self.name} loss has no Hessian")
+        return self.hess(np.asarray(t, dtype=np.float64))
+
+
+SQUARED_HINGE = PiecewiseLoss("squared_hinge", (Piece(1.0, 0.0, 2),),
+                              "max(0, 1 - t)^2 (L2-loss RankSVM, Chapelle & Keerthi eq. 1)")
+HUBER = PiecewiseLoss("huber", (Piece(1.0, 0.0, 2), Piece(-1.0, -1.0, 2)),
+                      "max(0, 1 - t)^2 - max(0, -t)^2 (Chapelle & Keerthi sect. 4.1)")
+HINGE = PiecewiseLoss("hinge", (Piece(1.0, 0.0, 1),), "max(0, 1 - t) (L1-loss RankSVM, Joachims 2006)")
+
+LOSSES: dict[str, PairLoss] = {}
+
+
+def register_loss(loss: PairLoss) -> PairLoss:
+    """Add ``loss`` to ``LOSSES`` under its name; ValueError when another loss has that name."""
+    if loss.family not in FAMILIES:
+        raise ValueError(f"loss {loss.name!r}: unknown family {loss.family!r}; expected one of {FAMILIES}")
+    if LOSSES.get(loss.name, loss) is not loss:
+        raise ValueError(f"loss {loss.name!r} registered twice")
+    LOSSES[loss.name] = loss
+    return loss
+
+
+for _loss in (SQUARED_HINGE, HINGE, HUBER):
+    register_loss(_loss)
+
+
+def loss_names() -> list[str]:
+    """Names of every registered loss (the modules of rankbench.objective imported first)."""
+    import_submodules("rankbench.objective")
+    return list(LOSSES)
+
+
+def get_loss(loss: str | PairLoss) -> PairLoss:
+    """The loss object for a name of ``LOSSES`` (or ``loss`` itself); ValueError naming the known ones."""
+    if isinstance(loss, PairLoss):
+        return loss
+    names = loss_names()
+    if not isinstance(loss, str) or loss not in LOSSES:
+        raise ValueError(f"unknown loss {loss!r}; expected one of {', '.join(names)} or a PairLoss")
+    return LOSSES[loss]
 
 
 def gain_difference(hi: float, lo: float) -> float:

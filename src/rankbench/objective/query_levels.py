@@ -31,14 +31,6 @@ class QueryLevels:
     def n_docs(self) -> int:
         return int(self.qrank.shape[0])
 
-    @property
-    def n_queries(self) -> int:
-        return int(self.query_ptr.shape[0] - 1)
-
-    @property
-    def max_levels(self) -> int:
-        return int(self.n_levels.max()) if self.n_levels.size else 0
-
     @classmethod
     def from_labels(cls, y: np.ndarray, query_ptr: np.ndarray) -> QueryLevels:
         """Rank labels within each query and globally; O(n log n)."""

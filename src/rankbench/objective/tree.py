@@ -38,7 +38,8 @@ def _fw_prefix(tree, i):
 
 @njit(cache=True)
 def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
-    """Add one loss piece (margin m, coefficient c) to dL/dz and the Hessian diagonal; return its L."""
+    """Add one loss piece c * max(0, m - t)^power (power 1 or 2) to dL/dz and the Hessian diagonal;
+    return its L; O(n log k)."""
     kmax = 1
     for q in range(n_levels.shape[0]):
         if n_levels[q] > kmax:
@@ -107,7 +108,7 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
 
 @njit(cache=True)
 def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma):
-    """Add c * (sum of d over the active partners of i) to gamma[i] for one loss piece; O(n log k)."""
+    """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece; O(n log k)."""
     kmax = 1
     for q in range(n_levels.shape[0]):
         if n_levels[q] > kmax:
@@ -195,16 +196,17 @@ class TreeOracle(PairOracle):
         gz = np.zeros_like(z)
         diag = np.zeros_like(z)
         value = 0.0
-        for off, sign in self._pieces():
+        for off, weight, power in self._pieces():
             value += tree_fun(order, lv.query_ptr, lv.qrank, lv.n_levels, z,
-                              self._m + off, sign * self._c, self.power, gz, diag)
+                              self._m + off, weight * self._c, power, gz, diag)
         self._order, self._z, self._diag = order, z, diag
         return value, gz
 
     def _hess_z(self, d):
         lv = self.levels
         gamma = np.zeros_like(d)
-        for off, sign in self._pieces():
-            tree_hess(self._order, lv.query_ptr, lv.qrank, lv.n_levels, self._z,
-                      self._m + off, sign * self._c, d, gamma)
+        for off, weight, power in self._pieces():
+            if power == 2:  # a hinge piece has no curvature
+                tree_hess(self._order, lv.query_ptr, lv.qrank, lv.n_levels, self._z,
+                          self._m + off, weight * self._c, d, gamma)
         return 2.0 * (self._diag * d - gamma)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from rankbench.optim.history import History, OptimResult
+from rankbench.optim.registry import register_optimizer
 
 
 def simplex_qp(G: np.ndarray, b: np.ndarray, lam: np.ndarray, tol: float = 1e-13,
@@ -41,8 +42,12 @@ def simplex_qp(G: np.ndarray, b: np.ndarray, lam: np.ndarray, tol: float = 1e-13
     return lam
 
 
-def cutting_plane(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 1000,
-                  keep_coef: bool = False, verbose: bool = False, callback=None) -> OptimResult:
+@register_optimizer(
+    "cutting_plane", needs=("fun", "subgrad"), default_loss="hinge",
+    stopping_rule="best f - dual bound of the master problem <= tol * best f",
+    paper="Joachims 2006 (SVM-perf); TreeRankSVM (Airola et al. 2011); Lee & Lin 2014 Fig. II")
+def cutting_plane(oracle, w0: np.ndarray | None = None, tol: float = 1e-4, max_iter: int = 2000,
+                  keep_coef: bool = False, verbose: bool = False) -> OptimResult:
     """Minimize 1/2||w||^2 + C * pairwise loss by cutting planes (any of the convex losses; the
     papers use the hinge, where it is the method of choice because Newton does not apply)."""
     d = oracle.n_features
@@ -84,8 +89,6 @@ def cutting_plane(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_i
         lower = max(lower, -0.5 * float(w @ w) + float(lam[: it + 1] @ bvec[: it + 1]))
         gap = f_best - lower
         hist.record(it, f_best, float(np.linalg.norm(a + w)), it, w_best, gap=gap)
-        if callback is not None:
-            callback(w_best)
         if gap <= tol * abs(f_best):
             converged, message = True, "gap <= tol * objective"
             break

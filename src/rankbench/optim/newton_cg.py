@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rankbench.optim.history import History, OptimResult
+from rankbench.optim.registry import register_optimizer
 
 
 def conjugate_gradient(hess_vec, b: np.ndarray, rtol: float, max_iter: int,
@@ -44,9 +45,13 @@ def conjugate_gradient(hess_vec, b: np.ndarray, rtol: float, max_iter: int,
     return x, it
 
 
-def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 100,
+@register_optimizer(
+    "newton", needs=("fun", "grad", "hess_vec", "hess_diag"),
+    stopping_rule="Newton decrement g.H^-1.g / 2 (estimate of f - f*) <= tol * f",
+    paper="Chapelle & Keerthi 2010, Alg. 1 (truncated Newton-CG of PRSVM and PRSVM+)")
+def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 200,
               max_cg_iter: int = 2000, precondition: bool | str = "auto", keep_coef: bool = False,
-              verbose: bool = False, callback=None) -> OptimResult:
+              verbose: bool = False) -> OptimResult:
     """Minimize oracle.fun by truncated Newton-CG; stop when decrement/objective < tol.
 
     ``precondition``: Jacobi preconditioner from ``oracle.hess_diag()``; "auto" = for sparse X
@@ -99,8 +104,6 @@ def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter:
         f = f_new
         g = oracle.grad(w)
         hist.record(it, f, float(np.linalg.norm(g)), n_cg, w, step=t, decrement=decrement)
-        if callback is not None:
-            callback(w)
         if decrement <= tol * abs(f):
             converged, message = True, "Newton decrement / objective < tol"
             break

@@ -6,7 +6,8 @@ oracle and moves w <- w - eta_t * Q * grad l_q (Q * grad l_q is an unbiased esti
 grad f).  The paper uses eta_t = 1/t; f is 1-strongly convex, so 1/t is the classical
 rate, but with the squared hinge the first steps must also stay below 2/L, L the
 curvature of Q * C * L_q: eta_t = eta0 / (t + t0) with t0 defaulting to a bound on that
-curvature (2 Q C n_q ||X_q||^2).  ``eta0=1/Q, t0=0`` is Alg. 3 literally.
+curvature (Q C n_q ||X_q||^2 sup loss'', = 2 Q C n_q ||X_q||^2 for the squared hinge).
+``eta0=1/Q, t0=0`` is Alg. 3 literally.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from __future__ import annotations
 import numpy as np
 
 from rankbench.optim.history import History, OptimResult
+from rankbench.optim.registry import register_optimizer
 
 
 def curvature_bound(query_oracles: list) -> float:
-    """max_q of 2 Q C n_q ||X_q||_2^2 (Frobenius for sparse X): bounds the Hessian of Q C L_q."""
+    """max_q of Q C n_q ||X_q||_2^2 sup loss'' (Frobenius for sparse X): bounds the Hessian of Q C L_q."""
     Q = len(query_oracles)
     best = 0.0
     for o in query_oracles:
@@ -27,36 +29,43 @@ def curvature_bound(query_oracles: list) -> float:
         else:
             Xd = X.toarray() if hasattr(X, "toarray") else X
             norm2 = float(np.linalg.norm(Xd, 2) ** 2) if Xd.size else 0.0
-        best = max(best, 2.0 * Q * o.C * o.n_docs * norm2)
+        best = max(best, o.loss.max_curvature * Q * o.C * o.n_docs * norm2)
     return best
 
 
-def sgd_queries(query_oracles: list, full_oracle, n_iter: int, eta0: float = 1.0,
-                t0: float | None = None, average: bool = False, seed: int | None = 0,
-                record_every: int | None = None, keep_coef: bool = False,
-                verbose: bool = False) -> OptimResult:
-    """Run ``n_iter`` query-level SGD steps; history rows (full objective) every ``record_every`` steps."""
+@register_optimizer(
+    "sgd_queries", needs=("fun", "subgrad"), default_loss="hinge",
+    stopping_rule="none: max_iter query steps (default 20 epochs over the queries with pairs)",
+    paper="Chapelle & Keerthi 2010, Alg. 3 (stochastic gradient on queries)")
+def sgd_queries(oracle, max_iter: int | None = None, eta0: float = 1.0, t0: float | None = None,
+                average: bool = False, random_state=0, record_every: int | None = None,
+                keep_coef: bool = False, verbose: bool = False) -> OptimResult:
+    """Run ``max_iter`` query-level SGD steps on ``oracle``'s objective (its per-query parts from
+    ``oracle.split_by_query()``); history rows (full objective) every ``record_every`` steps
+    (default: once per epoch)."""
+    query_oracles = oracle.split_by_query()
     Q = len(query_oracles)
+    n_iter = 20 * max(1, Q) if max_iter is None else int(max_iter)
     if n_iter < 1:
-        raise ValueError(f"n_iter must be >= 1, got {n_iter}")
+        raise ValueError(f"max_iter must be >= 1, got {n_iter}")
     eta0 = float(eta0)
     if not eta0 > 0:
         raise ValueError(f"eta0 must be > 0, got {eta0}")
     if t0 is None:
-        t0 = curvature_bound(query_oracles) if full_oracle.power == 2 else 1.0
+        t0 = curvature_bound(query_oracles) if oracle.loss.has_hessian else 1.0
     if Q == 0:  # no preference pair anywhere: f = ||w||^2 / 2, minimized by w = 0
-        w = np.zeros(full_oracle.n_features)
-        f = full_oracle.fun(w)
+        w = np.zeros(oracle.n_features)
+        f = oracle.fun(w)
         return OptimResult(w=w, f=f, n_iter=0, n_cg_iter=0, converged=True,
                            message="no preference pairs", history=[])
     record_every = Q if record_every is None else max(1, int(record_every))
-    rng = np.random.default_rng(seed)
-    d = full_oracle.n_features
+    rng = np.random.default_rng(random_state)
+    d = oracle.n_features
     w = np.zeros(d)
     w_avg = np.zeros(d)
     hist = History(keep_coef=keep_coef, verbose=verbose, name="sgd_queries")
-    f = full_oracle.fun(w)
-    hist.record(0, f, float(np.linalg.norm(full_oracle.grad(w))), 0, w)
+    f = oracle.fun(w)
+    hist.record(0, f, float(np.linalg.norm(oracle.grad(w))), 0, w)
     picks = rng.integers(0, Q, size=n_iter)
     for t in range(1, n_iter + 1):
         o = query_oracles[picks[t - 1]]
@@ -68,9 +77,9 @@ def sgd_queries(query_oracles: list, full_oracle, n_iter: int, eta0: float = 1.0
             w_avg += (w - w_avg) / t
         if t % record_every == 0 or t == n_iter:
             wr = w_avg if average else w
-            f = full_oracle.fun(wr)
-            hist.record(t, f, float(np.linalg.norm(full_oracle.grad(wr))), t, wr)
+            f = oracle.fun(wr)
+            hist.record(t, f, float(np.linalg.norm(oracle.grad(wr))), t, wr)
     w_final = w_avg if average else w
-    f = full_oracle.fun(w_final)
+    f = oracle.fun(w_final)
     return OptimResult(w=w_final, f=f, n_iter=n_iter, n_cg_iter=0, converged=False,
                        message="fixed number of steps", history=hist.rows)

@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rankbench.optim.history import History, OptimResult
+from rankbench.optim.registry import register_optimizer
 
 ETA0, ETA1, ETA2 = 1e-4, 0.25, 0.75
 SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
@@ -56,10 +57,13 @@ def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
     return s, r, it
 
 
-def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 1000,
+@register_optimizer(
+    "tron", needs=("fun", "grad", "hess_vec", "hess_diag"),
+    stopping_rule="||grad f(w)|| <= tol * ||grad f(w0)|| (LIBLINEAR's rule)",
+    paper="Lin & More 1999 as LIBLINEAR's tron.cpp; Tree-TRON of Lee & Lin 2014")
+def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-3, max_iter: int = 1000,
          max_cg_iter: int = 2000, cg_rtol: float = 0.1, precondition: bool | str = "auto",
-         precond_mix: float = 0.01, keep_coef: bool = False, verbose: bool = False,
-         callback=None) -> OptimResult:
+         precond_mix: float = 0.01, keep_coef: bool = False, verbose: bool = False) -> OptimResult:
     """Minimize oracle.fun by trust-region Newton; stop when ||g|| <= tol * ||g0||."""
     if precondition == "auto":  # as newton_cg: sparse (text) data only
         precondition = sp.issparse(getattr(oracle, "X", None))
@@ -116,8 +120,6 @@ def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int 
             gnorm = float(np.linalg.norm(g))
             M = precond()
             hist.record(it, f, gnorm, n_cg, w, delta=delta)
-            if callback is not None:
-                callback(w)
             it += 1
             if gnorm <= tol * gnorm0:
                 converged, message = True, "||g|| <= tol * ||g0||"
