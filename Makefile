@@ -8,6 +8,9 @@ STAMP := $(VENV)/.installed
 RANKBENCH_DATA ?= $(shell [ -d ../shared/data ] && cd ../shared/data && pwd)
 export RANKBENCH_DATA
 PYTEST_ARGS ?=
+# Hydra launcher for make reproduce: basic (one job after another), joblib, ray_cluster, slurm ...
+LAUNCHER ?=
+REPRODUCE_ARGS := $(if $(LAUNCHER),--launcher $(LAUNCHER))
 
 .DEFAULT_GOAL := help
 
@@ -31,11 +34,11 @@ lint: $(STAMP) ## ruff over src and tests
 bench: $(STAMP) ## Benchmarks: solver timings per fold and scaling curves (writes results/bench/)
 	$(PY) -m rankbench.bench
 
-reproduce: $(STAMP) ## Run every paper experiment (resuming stored runs), then regenerate results/
-	$(PY) -m rankbench.reproduce
+reproduce: $(STAMP) ## Run every paper experiment config (resuming stored runs), then regenerate results/ (LAUNCHER=joblib|ray_cluster|slurm)
+	$(PY) -m rankbench.reproduce $(REPRODUCE_ARGS)
 
 reproduce-quick: $(STAMP) ## Reduced reproduce on small data (minutes), into results/_quick
-	$(PY) -m rankbench.reproduce --quick
+	$(PY) -m rankbench.reproduce --quick $(REPRODUCE_ARGS)
 
 report: $(STAMP) ## Re-render tables and figures from stored records only (no training)
 	$(PY) -m rankbench.reproduce --report-only

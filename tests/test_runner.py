@@ -7,14 +7,13 @@ import os
 import time
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import test_runner_toys as toys
 from rankbench.runner import run_many, run_one
 from rankbench.spec import normalize_spec, run_id
-from rankbench.sysinfo import PeakMemory
 from rankbench.store import ResultStore
+from rankbench.sysinfo import PeakMemory
 
 LOADER = "test_runner_toys:toy_split"
 

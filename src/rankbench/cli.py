@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback

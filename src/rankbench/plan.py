@@ -191,9 +191,8 @@ class _ComposeCache:
     def put(self, groups: tuple[str, ...], app, choices: dict) -> None:
         if self.dir is None:
             return
-        import tempfile
-
         import json
+        import tempfile
 
         path = self._path(groups)
         try:

@@ -32,6 +32,7 @@ from rankbench.plan import (
     plan_experiment,
 )
 from rankbench.report import attach_records, generated_stamp, render_all, write_index
+from rankbench.spec import run_id
 
 LAUNCHERS = ("basic", "joblib", "ray", "ray_cluster", "slurm", "submitit_local")
 
@@ -151,8 +152,11 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as exc:
             print(f"rankbench.reproduce: {exc}", file=sys.stderr)
             return 2
+        stored_ok = {r["run_id"] for r in store.scan()[0] if r["status"] == "ok"}
         for name in names:
-            if not plans[name].specs:
+            ids = {run_id(s) for s in plans[name].specs}
+            if not ids or ids <= stored_ok:  # the command would find every run stored
+                print(f"  {name}: all {len(ids)} runs stored")
                 continue
             t = time.perf_counter()
             code = run_experiment(name, overrides, args.launcher, not args.no_progress)
@@ -161,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                   + (f", exit status {code}" if code else ""), flush=True)
             if code:
                 failed_runs.append(name)
+            stored_ok |= {i for i in ids if store.has(i, ok_only=True)}
     timings_file = results / "timings.json"
     if sum(timings.values()) > 1.0:  # the wall times of the last invocation that trained
         results.mkdir(parents=True, exist_ok=True)

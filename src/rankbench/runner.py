@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from rankbench.spec import hashed_spec, normalize_spec, run_id
-from rankbench.store import CorruptRecordError, ResultStore, StoreWriteError, to_jsonable
+from rankbench.store import CorruptRecordError, ResultStore, to_jsonable
 from rankbench.sysinfo import PeakMemory, git_commit, library_versions, machine_info, now
 
 log = logging.getLogger(__name__)

@@ -78,7 +78,7 @@ def render_all(papers: dict[str, Paper], plans: dict[str, ExperimentPlan], names
     arts = [(name, artefact_of(plans[name], reads.get(name, []))) for name in names]
     arts.sort(key=lambda na: (order.get(na[1].paper, len(order)), na[1].paper, na[0]))
     done = []
-    for name, art in arts:
+    for _name, art in arts:
         paper = papers.get(art.paper)
         try:
             if paper is None:

@@ -9,8 +9,7 @@ from rankbench.report.compare import comparison_row, data_kind, plan_status
 from rankbench.report.context import Artefact, RenderContext
 from rankbench.report.labels import solver_label
 from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
-from rankbench.report.records import PlannedRun
-from rankbench.report.records import history, value
+from rankbench.report.records import PlannedRun, history, value
 
 # LIBLINEAR's TRON stops at ||g|| <= eps ||g0|| with eps = 1e-3 for RankSVM (Lee & Lin's
 # "default stopping condition"); the dashed line of Fig. (II) marks that iterate.
