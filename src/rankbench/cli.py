@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
@@ -279,12 +280,14 @@ def results_parser() -> argparse.ArgumentParser:
         prog="rankbench results",
         description="List, filter and model-select the records of a results store.",
     )
-    p.add_argument("--store", default=os.environ.get("RANKBENCH_STORE", "results/store"),
-                   help="store directory (default: $RANKBENCH_STORE or results/store)")
+    p.add_argument("--store", action="append",
+                   help="store directory, repeatable (default: $RANKBENCH_STORE, else both "
+                        "results/local (ad-hoc runs) and results/store (the papers' runs) under "
+                        "the current directory)")
     p.add_argument("-e", "--experiment", action="append", help="experiment tag (repeatable)")
     p.add_argument("-d", "--dataset", action="append", help="dataset name (repeatable)")
     p.add_argument("-s", "--solver", action="append", help="solver name (repeatable)")
-    p.add_argument("--status", choices=["ok", "failed"])
+    p.add_argument("--status", choices=["ok", "failed", "skipped"])
     p.add_argument("--fold", type=int, action="append")
     p.add_argument("-p", "--param", action="append", default=[], metavar="K=V",
                    help="parameter filter, e.g. -p C=1e-4 (repeatable)")
@@ -313,7 +316,12 @@ def results_main(argv: list[str] | None = None) -> int:
     from rankbench.store import CorruptRecordError, ResultStore, matches_filters
 
     args = results_parser().parse_args(argv)
-    store = ResultStore(args.store)
+    roots = args.store or ([os.environ["RANKBENCH_STORE"]] if os.environ.get("RANKBENCH_STORE")
+                           else ["results/local", "results/store"])
+    stores = [ResultStore(Path(r).resolve()) for r in roots]
+    print("rankbench results: reading " + ", ".join(
+        f"{s.root}" + ("" if s.root.is_dir() else " (absent)") for s in stores), file=sys.stderr)
+    store = _MultiStore(stores)
     filters: dict[str, Any] = {"experiment": args.experiment, "dataset": args.dataset,
                                "solver": args.solver, "status": args.status, "fold": args.fold}
     for kv in args.param:
@@ -332,13 +340,13 @@ def results_main(argv: list[str] | None = None) -> int:
         for path, why in exc.problems:
             print(f"rankbench results: corrupt record file {path}: {why}", file=sys.stderr)
         records = [r for r in store.scan()[0] if matches_filters(r, filters)]
-    frame = store.to_frame(records=records)
+    frame = stores[0].to_frame(records=records)
     if args.list_columns:
         print("\n".join(frame.columns))
         return 0
     if frame.empty:
-        print(f"no records in {store.root}" + (" matching the filters" if any(
-            v for v in filters.values()) else ""), file=sys.stderr)
+        print(f"no records in {' or '.join(str(s.root) for s in stores)}" + (
+            " matching the filters" if any(v for v in filters.values()) else ""), file=sys.stderr)
         return 0
     if args.format == "table":  # csv / json keep the plain name and the synthetic column
         frame = mark_synthetic(frame)
@@ -371,7 +379,10 @@ def results_main(argv: list[str] | None = None) -> int:
         default = ["experiment", "dataset", "solver", "params", "n_folds", "test.ndcg@10",
                    "test.map", "train.wall_s"]
     elif args.errors:
-        frame = frame[frame["status"] == "failed"].copy()
+        frame = frame[frame["status"] != "ok"].copy()
+        if frame.empty:
+            print("no failed or skipped runs among these records")
+            return 0
         frame["error"] = frame["error"].fillna("").map(lambda e: (e.splitlines() or [""])[0])
         default = ["experiment", "dataset", "fold", "solver", "params", "error"]
     else:
@@ -390,6 +401,8 @@ def results_main(argv: list[str] | None = None) -> int:
             return 2
         frame = frame.sort_values(keys, kind="mergesort")
     out = frame[cols].copy()
+    if "variant" in out.columns:  # the data set has no variants: a blank, not "NaN"
+        out["variant"] = out["variant"].astype(object).where(out["variant"].notna(), "")
     if args.format == "table":
         if "params" in out.columns:
             out["params"] = params_column(out["params"])
@@ -401,6 +414,34 @@ def results_main(argv: list[str] | None = None) -> int:
         with _wide_pandas():
             print(out.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     return 0
+
+
+class _MultiStore:
+    """Several stores read as one (records are self-describing; run ids are unique)."""
+
+    def __init__(self, stores):
+        self.stores = stores
+
+    def records(self, on_corrupt: str = "raise", **filters):
+        from rankbench.store import CorruptRecordError
+
+        out, problems = [], []
+        for st in self.stores:
+            try:
+                out.extend(st.records(on_corrupt=on_corrupt, **filters))
+            except CorruptRecordError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise CorruptRecordError(problems)
+        return out
+
+    def scan(self):
+        recs, bad = [], []
+        for st in self.stores:
+            r, b = st.scan()
+            recs.extend(r)
+            bad.extend(b)
+        return recs, bad
 
 
 def natural_sort(frame, fold_first: bool = False):

@@ -520,6 +520,7 @@ def _check_dataset(ds: dict[str, Any], root: str | None) -> list[str]:
     except registry.DatasetNotFound as exc:
         # its API hint (allow_synthetic=True) has a command-line form here
         msg, n = re.subn(r"pass allow_synthetic=True for a labelled (synthetic )?stand-in", alt, str(exc))
+        msg = msg.replace("pass root=...", "pass data_root=...")  # the config key's name
         return [msg if n else f"{msg}; or {alt}"]
     except Exception:  # noqa: BLE001 - any other problem: the generic message below
         pass
