@@ -419,3 +419,22 @@ def test_stand_in_numbers_are_never_differenced_against_the_paper(tmp_path):
     assert row["difference"] is None and row["ours"] == 0.95
     row = comparison_row("t", "RCV1", "m", "auc", {"value": 0.99}, 0.95)
     assert row["difference"] == pytest.approx(-0.04)
+
+
+def test_a_run_that_did_not_converge_is_flagged_in_its_cell_and_caption(tmp_path):
+    runs = [_run("ohsumed", "prsvm", f, {"C": 1e-4},
+                 _record("prsvm", f, 0.5, 0.4, 1.0, train={"wall_s": 1.0, "converged": f != 2}))
+            for f in (1, 2)]
+    runs += [_run("ohsumed", "prsvm_plus", f, {"C": 1e-4},
+                  _record("prsvm_plus", f, 0.5, 0.4, 1.0, train={"wall_s": 1.0, "converged": True}))
+             for f in (1, 2)]
+    get_renderer("ranksvm_time_table")(_ctx(tmp_path, "ranksvm_time_table", runs))
+    md = (tmp_path / "toy" / "toy_art.md").read_text()
+    prsvm_line = next(ln for ln in md.splitlines() if "| prsvm |" in ln)
+    plus_line = next(ln for ln in md.splitlines() if "| prsvm_plus |" in ln)
+    assert "0.4 †" in prsvm_line and "1 of 2 runs did not converge" in prsvm_line
+    assert "†" not in plus_line
+    assert "NOT CONVERGED: 1 run(s)" in md and "prsvm (OHSUMED fold 2)" in md
+    with (tmp_path / "toy" / "toy_art.csv").open() as fh:
+        rows = {r["solver"]: r for r in csv.DictReader(fh)}
+    assert "did not converge" in rows["prsvm"]["note"] and float(rows["prsvm"]["ndcg@10 ours"]) == 0.4

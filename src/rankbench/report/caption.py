@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 
 from rankbench.report.context import RenderContext
-from rankbench.report.records import PlannedRun
+from rankbench.report.records import PlannedRun, not_converged
 
 
 def _fmt_values(vals: list[Any]) -> str:
@@ -93,6 +93,12 @@ def build_caption(ctx: RenderContext, runs: list[PlannedRun], extra: list[str] |
         skipped = sum(r.status == "skipped" for r in plan.runs)
         lines.append(f"Runs: {done} ok of {len(plan.runs)} planned" + (f", {failed} failed" if failed else "")
                      + (f", {skipped} skipped" if skipped else "") + ".")
+        bad = not_converged(plan.runs)
+        if bad:
+            where = sorted({f"{r.spec['solver']} ({r.resolution.label} fold {r.spec['fold']})"
+                            for r in bad})
+            lines.append(f"NOT CONVERGED: {len(bad)} run(s) stopped short of their solver's accuracy "
+                         f"(marked †): {', '.join(where[:8])}" + (" ..." if len(where) > 8 else "") + ".")
     if ctx.quick:
         lines.append("QUICK MODE: reduced grids on small synthetic data; not comparable to the paper.")
     lines.append(environment_summary(runs) + ".")

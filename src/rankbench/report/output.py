@@ -37,7 +37,11 @@ def markdown_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     """A GitHub Markdown table of ``rows`` restricted to ``columns``."""
     head = "| " + " | ".join(columns) + " |"
     sep = "|" + "|".join("---" for _ in columns) + "|"
-    body = ["| " + " | ".join(fmt(r.get(c)) for c in columns) + " |" for r in rows]
+    def cell(r: dict[str, Any], c: str) -> str:
+        mark = " †" if c in r.get("_flag", ()) and r.get(c) is not None else ""
+        return fmt(r.get(c)) + mark
+
+    body = ["| " + " | ".join(cell(r, c) for c in columns) + " |" for r in rows]
     return "\n".join([head, sep, *body])
 
 

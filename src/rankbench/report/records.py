@@ -97,6 +97,30 @@ def _row(run: PlannedRun, flatten_record) -> dict[str, Any]:
     return row
 
 
+def not_converged(runs: list[PlannedRun]) -> list[PlannedRun]:
+    """The ok runs whose solver said it stopped short of its accuracy (``train.converged`` false)."""
+    return [r for r in runs if r.ok and (r.record.get("train") or {}).get("converged") is False]
+
+
+def flag(row: dict[str, Any], runs: list[PlannedRun], *columns: str) -> dict[str, Any]:
+    """Mark ``columns`` of ``row`` (a dagger in Markdown) and say so in its note when a run of
+    ``runs`` did not converge: a number from an unconverged solver is never shown silently."""
+    bad = not_converged(runs)
+    if bad:
+        row["_flag"] = set(row.get("_flag", set())) | set(columns)
+        msg = f"† {len(bad)} of {len(runs)} runs did not converge"
+        row["note"] = f"{row['note']}; {msg}" if row.get("note") else msg
+    return row
+
+
+def skipped_reason(runs: list[PlannedRun]) -> str | None:
+    """Why the runs were not run here (a skipped record's message, e.g. a peer not built), or None."""
+    for r in runs:
+        if r.status == "skipped":
+            return "not run here: " + str(r.record.get("error") or "solver unavailable").splitlines()[0]
+    return None
+
+
 def mean_of(runs: list[PlannedRun], metric: str) -> float | None:
     """Mean of ``metric`` over ``runs`` (None when any run lacks it)."""
     vals = [value(r.record, metric) for r in runs]

@@ -12,7 +12,7 @@ from rankbench.report.compare import comparison_row, data_kind, plan_status, rat
 from rankbench.report.context import Artefact, RenderContext
 from rankbench.report.labels import solver_label
 from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
-from rankbench.report.records import mean_of, sum_of, value
+from rankbench.report.records import flag, mean_of, skipped_reason, sum_of, value
 
 TABLE_COLUMNS = ["dataset", "method", "solver", "folds", "ndcg@10 ours", "ndcg@10 paper",
                  "ndcg@10 diff", "time ours (s, all folds)", "time paper (s)", "time ratio ours/paper",
@@ -37,13 +37,13 @@ def ranksvm_time_table(ctx: RenderContext) -> Artefact:
             wall = sum_of(ok, "train.wall_s") if ok else None
             if not res.present:
                 note = "data not present"
-            elif solver in plan.pending_solvers:
-                note = "pending: solver not available"
+            elif skipped_reason(runs) and not ok:
+                note = skipped_reason(runs)
             elif len(ok) < len(runs):
                 note = f"only {len(ok)} of {len(runs)} folds stored"
             else:
                 note = "stand-in data" if res.substitution else ""
-            rows.append({
+            rows.append(flag({
                 "dataset": res.label, "method": solver_label(solver), "solver": solver,
                 "folds": f"{len(ok)}/{len(runs)}" if runs else "0",
                 "ndcg@10 ours": ndcg, "ndcg@10 paper": p_ndcg and p_ndcg["value"],
@@ -52,7 +52,7 @@ def ranksvm_time_table(ctx: RenderContext) -> Artefact:
                 "time ours (s, all folds)": wall, "time paper (s)": p_time and p_time["value"],
                 "time ratio ours/paper": None if res.substitution else ratio(wall, p_time and p_time["value"]),
                 "note": note,
-            })
+            }, ok, "ndcg@10 ours", "time ours (s, all folds)"))
             if p_ndcg:
                 comps.append(comparison_row(aid, res.label, solver_label(solver), "test NDCG@10",
                                             p_ndcg, ndcg, data=data_kind(res)))

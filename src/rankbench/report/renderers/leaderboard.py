@@ -9,7 +9,7 @@ from rankbench.report.compare import plan_status
 from rankbench.report.context import Artefact, RenderContext, worst_status
 from rankbench.report.labels import solver_label
 from rankbench.report.output import markdown_table
-from rankbench.report.records import choose_per_fold, mean_of
+from rankbench.report.records import choose_per_fold, flag, mean_of
 from rankbench.report.renderers.sculley import letor_published, significance
 
 METRICS = ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map", "auc"]
@@ -64,7 +64,7 @@ def leaderboard_table(ctx: RenderContext) -> Artefact:
             row["chosen params"] = "; ".join(
                 f"{k}: " + ",".join(f"{p.get(k):g}" if isinstance(p.get(k), float) else str(p.get(k))
                                     for p in params) for k in keys)
-            rows.append(row)
+            rows.append(flag(row, c, *[f"test {m}" for m in METRICS]))
         rows.sort(key=lambda r: -(r.get("test ndcg@10") or -1.0))
         for i, r in enumerate(rows, start=1):
             r["rank"] = i

@@ -9,7 +9,7 @@ from rankbench.report.compare import comparison_row, data_kind, plan_status
 from rankbench.report.context import Artefact, RenderContext
 from rankbench.report.labels import solver_label
 from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
-from rankbench.report.records import PlannedRun, history, value
+from rankbench.report.records import PlannedRun, flag, history, value
 
 # LIBLINEAR's TRON stops at ||g|| <= eps ||g0|| with eps = 1e-3 for RankSVM (Lee & Lin's
 # "default stopping condition"); the dashed line of Fig. (II) marks that iterate.
@@ -140,6 +140,7 @@ def dual_sparsity_table(ctx: RenderContext) -> Artefact:
                         "diff (points)": None if pct is None or p is None or res.substitution
                         else pct - p["value"],
                         "note": "stand-in data" if res.substitution else "fold 1 training split"})
+            flag(row, ok, "zero dual % ours")
             if p:
                 comps.append(comparison_row(ctx.artefact.paper_artefact, res.label,
                                             solver_label(ok[0].spec["solver"]), "zero dual variables (%)",

@@ -14,7 +14,15 @@ from rankbench.report.context import Artefact, RenderContext, worst_status
 from rankbench.report.labels import solver_label
 from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
 from rankbench.report.paper import same_dataset
-from rankbench.report.records import choose_per_fold, history, mean_of, per_query, value
+from rankbench.report.records import (
+    choose_per_fold,
+    flag,
+    history,
+    mean_of,
+    per_query,
+    skipped_reason,
+    value,
+)
 
 LETOR_BASELINES = Path("letor_baselines") / "ranksvm_letor.csv"
 
@@ -140,15 +148,16 @@ def rcv1_auc_table(ctx: RenderContext) -> Artefact:
         p_cpu = next(iter(ctx.values(solver=solver, metric="train.cpu_s")), None)
         auc, cpu = value(rec, "test.auc"), value(rec, "train.cpu_s")
         note = ("data not present" if not res.present else
-                "pending: solver not available" if solver in plan.pending_solvers else
+                skipped_reason(runs) if skipped_reason(runs) and not ok else
                 "not run yet" if not ok else "stand-in data" if res.substitution else "")
-        rows.append({"dataset": res.label, "learner": solver_label(solver), "solver": solver,
+        rows.append(flag({"dataset": res.label, "learner": solver_label(solver), "solver": solver,
                      "roc area ours": auc, "roc area paper": p_auc and p_auc["value"],
                      "diff": None if auc is None or p_auc is None or res.substitution
                      else auc - p_auc["value"],
                      "cpu s ours": cpu, "cpu s paper": p_cpu and p_cpu["value"],
                      "cpu ratio ours/paper": None if res.substitution else ratio(cpu, p_cpu and p_cpu["value"]),
-                     "wall s ours": value(rec, "train.wall_s"), "note": note})
+                     "wall s ours": value(rec, "train.wall_s"), "note": note}, ok, "roc area ours",
+                         "cpu s ours"))
         if p_auc:
             comps.append(comparison_row("table1", res.label, solver_label(solver), "test ROC area", p_auc,
                                         auc, data=data_kind(res)))

@@ -7,7 +7,7 @@ from rankbench.report.compare import comparison_row, data_kind, plan_status
 from rankbench.report.context import Artefact, RenderContext
 from rankbench.report.labels import solver_label
 from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
-from rankbench.report.records import choose_per_fold, mean_of
+from rankbench.report.records import choose_per_fold, flag, mean_of, skipped_reason
 from rankbench.report.renderers.sculley import significance
 
 _VERDICT = {1.0: "LambdaMART higher", 0.0: "similar", -1.0: "LambdaMART lower"}
@@ -19,8 +19,9 @@ def _note(plan, ds: str, solver: str, chosen: list) -> str:
     res = plan.resolutions[ds]
     if not res.present:
         return "data not present"
-    if solver in plan.pending_solvers:
-        return "pending: solver not available"
+    runs = [r for r in plan.runs if r.dataset_key == ds and r.spec["solver"] == solver]
+    if not chosen and skipped_reason(runs):
+        return skipped_reason(runs)
     if not chosen:
         return "not run yet"
     return "stand-in data" if res.substitution else ""
@@ -47,12 +48,12 @@ def selected_metric_table(ctx: RenderContext) -> Artefact:
                 ours = mean_of(c, f"test.{metric}") if c else None
                 ours_by[solver] = ours
                 p = next(iter(ctx.values(dataset=ds, solver=solver, metric=f"test.{metric}")), None)
-                rows.append({"dataset": res.label, "metric": metric, "method": solver_label(solver),
-                             "solver": solver, "folds": len(c), "ours": ours,
-                             "paper": p and p["value"],
-                             "diff": None if ours is None or p is None or res.substitution
-                             else ours - p["value"],
-                             "note": _note(plan, ds, solver, c)})
+                rows.append(flag({"dataset": res.label, "metric": metric,
+                                  "method": solver_label(solver), "solver": solver,
+                                  "folds": len(c), "ours": ours, "paper": p and p["value"],
+                                  "diff": None if ours is None or p is None or res.substitution
+                                  else ours - p["value"],
+                                  "note": _note(plan, ds, solver, c)}, c, "ours"))
                 if p:
                     comps.append(comparison_row(ctx.artefact.paper_artefact, res.label,
                                                 solver_label(solver), f"test {metric}", p, ours,
@@ -108,11 +109,11 @@ def class_auc_table(ctx: RenderContext) -> Artefact:
                     note = "class AUC not in the record (runner stores evaluate() keys only)"
                     notes.append("Records do not hold class-reference AUCs: the runner must add "
                                  "metrics.class_auc per split (keys auc_class<c>) for this table.")
-                rows.append({"dataset": res.label, "method": solver_label(solver), "class": k,
-                             "ours": ours, "paper": p and p["value"],
-                             "diff": None if ours is None or p is None or res.substitution
-                             else ours - p["value"],
-                             "note": note})
+                rows.append(flag({"dataset": res.label, "method": solver_label(solver), "class": k,
+                                  "ours": ours, "paper": p and p["value"],
+                                  "diff": None if ours is None or p is None or res.substitution
+                                  else ours - p["value"],
+                                  "note": note}, c, "ours"))
                 if p:
                     comps.append(comparison_row("table3", res.label, solver_label(solver),
                                                 f"test AUC class {k}", p, ours, data=data_kind(res)))
