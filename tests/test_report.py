@@ -438,3 +438,51 @@ def test_a_run_that_did_not_converge_is_flagged_in_its_cell_and_caption(tmp_path
     with (tmp_path / "toy" / "toy_art.csv").open() as fh:
         rows = {r["solver"]: r for r in csv.DictReader(fh)}
     assert "did not converge" in rows["prsvm"]["note"] and float(rows["prsvm"]["ndcg@10 ours"]) == 0.4
+
+
+CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser") if Path(p).exists()), None)
+
+
+def _two_artefacts(tmp_path):
+    runs = []
+    for c in (1e-4, 1e-2):
+        for f in (1, 2):
+            runs.append(_run("ohsumed", "prsvm", f, {"C": c}, _record("prsvm", f, 0.5, 0.4 + f / 100, 1.5)))
+    ctx = _ctx(tmp_path, "c_sweep_figure", runs, solvers=("prsvm",), paper_artefact="fig1")
+    ctx.artefact.id = "toy_fig"  # its own files, beside the table's
+    fig = get_renderer("c_sweep_figure")(ctx)
+    table = get_renderer("ranksvm_time_table")(_ctx(tmp_path, "ranksvm_time_table", runs[:2]))
+    return [fig, table]
+
+
+def test_html_report_is_one_self_contained_page(tmp_path):
+    from rankbench.report.index import write_index
+
+    arts = _two_artefacts(tmp_path)
+    write_index(tmp_path, arts, ["header line"])
+    page = (tmp_path / "index.html").read_text()
+    assert page.count("data:image/png;base64,") == 1  # the figure, embedded
+    assert "<table>" in page and "Paper against ours" in page
+    assert "http://" not in page and "https://" not in page and 'src="toy' not in page
+    assert "[index.html](index.html)" in (tmp_path / "README.md").read_text()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed (Debian package chromium): "
+                                              "the report's browser test needs it")
+def test_html_report_opens_in_a_real_browser_with_every_image(tmp_path):
+    import subprocess
+
+    from rankbench.report.index import write_index
+
+    write_index(tmp_path, _two_artefacts(tmp_path), ["header line"])
+    url = (tmp_path / "index.html").as_uri()
+    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+             "--no-first-run", "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([*flags, "--virtual-time-budget=10000", "--dump-dom", url],
+                         capture_output=True, text=True, timeout=120).stdout
+    assert 'data-images-loaded="1/1"' in dom
+    shot = tmp_path / "screenshot.png"
+    subprocess.run([*flags, "--window-size=1200,1800", f"--screenshot={shot}", url],
+                   capture_output=True, text=True, timeout=120)
+    assert shot.stat().st_size > 20_000

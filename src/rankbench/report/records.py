@@ -129,6 +129,12 @@ def mean_of(runs: list[PlannedRun], metric: str) -> float | None:
     return float(np.mean(vals))
 
 
+def sd_of(runs: list[PlannedRun], metric: str) -> float | None:
+    """Standard deviation over ``runs`` (folds) of ``metric``; None with fewer than two values."""
+    vals = [v for v in (value(r.record, metric) for r in runs) if v is not None]
+    return float(np.std(vals)) if len(vals) >= 2 else None
+
+
 def sum_of(runs: list[PlannedRun], metric: str) -> float | None:
     """Sum of ``metric`` over ``runs`` (None when any run lacks it)."""
     vals = [value(r.record, metric) for r in runs]

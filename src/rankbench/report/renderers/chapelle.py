@@ -11,7 +11,7 @@ from rankbench.report.caption import build_caption
 from rankbench.report.compare import comparison_row, data_kind, plan_status, ratio, runs_status
 from rankbench.report.context import Artefact, RenderContext
 from rankbench.report.labels import solver_label
-from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
+from rankbench.report.output import left_out, new_figure, write_figure, write_table
 from rankbench.report.records import flag, mean_of, skipped_reason, sum_of, value
 
 TABLE_COLUMNS = ["dataset", "method", "solver", "folds", "ndcg@10 ours", "ndcg@10 paper",
@@ -94,47 +94,53 @@ def _reference_points(ctx: RenderContext, ds: str) -> list[tuple[str, str, float
 
 
 def c_sweep_figure(ctx: RenderContext) -> Artefact:
-    """Fig. 1: total training time (log-log) and mean test NDCG@10 against C, one row per dataset."""
+    """Fig. 1: total training time (log-log) and test NDCG@10 (mean, band = one sd over folds)
+    against C, one row per dataset with stored runs; absent datasets are left out (caption)."""
     plan = ctx.plan()
-    datasets = ctx.artefact.options.get("datasets") or plan.datasets
-    datasets = [d for d in datasets if d in plan.resolutions] or list(plan.resolutions)[:1]
-    fig, axes = new_figure(len(datasets), 2)
+    wanted = [d for d in (ctx.artefact.options.get("datasets") or plan.datasets) if d in plan.resolutions]
+    shown = [d for d in wanted if any(r.ok for r in plan.runs if r.dataset_key == d)]
+    omitted = {plan.resolutions[d].label: "data not present" if not plan.resolutions[d].present
+               else "no stored run yet" for d in wanted if d not in shown}
+    fig = None
     data_rows, comps = [], []
-    for i, ds in enumerate(datasets):
+    if shown:
+        fig, axes = new_figure(len(shown), 2)
+    for i, ds in enumerate(shown):
         res = plan.resolutions[ds]
         ax_t, ax_n = axes[i]
         title = res.label + (" (stand-in)" if res.substitution else "")
         ax_t.set_title(f"{title}: training time")
         ax_n.set_title(f"{title}: test NDCG@10")
-        if not res.present:
-            for ax in (ax_t, ax_n):
-                empty_panel(ax, f"{res.label}: data not present")
-            continue
         for solver in plan.solvers:
             by_c = defaultdict(list)
             for r in plan.runs:
                 if r.dataset_key == ds and r.spec["solver"] == solver:
                     by_c[float(r.spec["params"]["C"])].append(r)
-            cs, times, ndcgs = [], [], []
+            cs, times, ndcgs, sds = [], [], [], []
             for c in sorted(by_c):
                 ok = [r for r in by_c[c] if r.ok]
                 if not ok or len(ok) < len(by_c[c]):
                     continue
+                per_fold = [value(r.record, "test.ndcg@10") for r in ok]
                 cs.append(c)
                 times.append(sum_of(ok, "train.wall_s"))
                 ndcgs.append(mean_of(ok, "test.ndcg@10"))
+                sds.append(float(np.std(per_fold)) if None not in per_fold else float("nan"))
                 data_rows.append({"dataset": res.label, "solver": solver, "C": c, "folds": len(ok),
-                                  "time_total_s": times[-1], "test_ndcg@10": ndcgs[-1]})
+                                  "time_total_s": times[-1], "test_ndcg@10": ndcgs[-1],
+                                  "test_ndcg@10_sd_over_folds": sds[-1]})
             if not cs:
                 continue
             lab = solver_label(solver)
-            ax_t.plot(cs, times, marker="o", label=lab, gid=solver)
-            ax_n.plot(cs, ndcgs, marker="o", label=lab)
+            ax_t.plot(cs, times, label=lab, gid=solver)
+            (line,) = ax_n.plot(cs, ndcgs, label=lab)
+            m, sd = np.asarray(ndcgs), np.asarray(sds)
+            ax_n.fill_between(cs, m - sd, m + sd, color=line.get_color(), alpha=0.12, linewidth=0)
         colors = {line.get_label(): line.get_color() for line in ax_t.get_lines()}
         for method, metric, c, v in _reference_points(ctx, ds):
             ax = ax_t if metric.startswith("train.") else ax_n
             if not res.substitution:  # the paper's numbers are for the real data only
-                ax.plot([c], [v], marker="*", markersize=14, linestyle="none", zorder=5,
+                ax.plot([c], [v], marker="*", markersize=11, linestyle="none", zorder=5,
                         color=colors.get(method, "k"), markeredgecolor="k",
                         label=f"paper {method} (Table 3)")
             ours = next((row["test_ndcg@10"] if not metric.startswith("train.") else row["time_total_s"]
@@ -147,38 +153,35 @@ def c_sweep_figure(ctx: RenderContext) -> Artefact:
         for ax in (ax_t, ax_n):
             ax.set_xscale("log")
             ax.set_xlabel("C")
-            ax.grid(True, which="both", alpha=0.3)
         ax_t.set_yscale("log")
-        if ax_t.has_data():  # head room so the legend does not hide the paper's points
-            lo, hi = ax_t.get_ylim()
-            ax_t.set_ylim(lo, hi * 40)
         ax_t.set_ylabel("training time, sum over folds (s)")
-        ax_n.set_ylabel("mean test NDCG@10")
-        for ax in (ax_t, ax_n):
-            if ax.get_legend_handles_labels()[0]:
-                handles, labels = ax.get_legend_handles_labels()
-                uniq = dict(zip(labels, handles, strict=True))
-                ax.legend(uniq.values(), uniq.keys(), fontsize=7,
-                          loc="upper left" if ax is ax_t else "best")
-    fig.tight_layout()
-    runs = [r for r in plan.runs if r.dataset_key in datasets]
-    caption = build_caption(ctx, runs, ["Stars: the paper's Table 3 values at its best C "
-                                        "(Fig. 1 itself gives no numbers)."])
+        ax_n.set_ylabel("test NDCG@10 (mean over folds)")
+    runs = [r for r in plan.runs if r.dataset_key in wanted]
+    extra = ["Stars: the paper's Table 3 values at its best C (Fig. 1 itself gives no numbers).",
+             "Band: the mean test NDCG@10 plus or minus one standard deviation over the folds."]
+    if left_out(omitted):
+        extra.append(left_out(omitted))
+    caption = build_caption(ctx, runs, extra)
     files = write_figure(ctx, fig, caption, data_rows)
     return Artefact(ctx.artefact.id, ctx.paper.key, "figure", ctx.artefact.title, files, caption,
-                    plan_status(plan, datasets), [], comps)
+                    plan_status(plan, wanted), [], comps)
 
 
 def auc_scaling_figure(ctx: RenderContext) -> Artefact:
     """Fig. 3: training time against n (log-log) per solver, with n and n^2 guide lines; test AUC beside."""
     plan = ctx.plan()
-    fig, axes = new_figure(1, 2, width=5.0, height=3.8)
-    ax_t, ax_a = axes[0]
     data_rows, notes = [], []
     res = next(iter(plan.resolutions.values()))
-    if not res.present:
-        for ax in (ax_t, ax_a):
-            empty_panel(ax, f"{res.label}: data not present")
+    p = next(iter(ctx.values(method="PRSVM", metric="max_n_trained")), None)
+    extra = [f"Paper: {p['note']}"] if p else []
+    if not any(r.ok for r in plan.runs):  # nothing to draw: no figure, the caption says why
+        caption = build_caption(ctx, plan.runs, extra + [
+            f"No figure: {res.label} " + ("data not present." if not res.present else "has no stored run yet.")])
+        files = write_figure(ctx, None, caption)
+        return Artefact(ctx.artefact.id, ctx.paper.key, "figure", ctx.artefact.title, files,
+                        caption, "data not present" if not res.present else "pending", [], [])
+    fig, axes = new_figure(1, 2, width=3.6, height=2.9)
+    ax_t, ax_a = axes[0]
     anchor = None
     for solver in plan.solvers:
         pts = []
@@ -193,8 +196,8 @@ def auc_scaling_figure(ctx: RenderContext) -> Artefact:
         if not pts:
             continue
         n, t, a = map(np.asarray, zip(*pts, strict=True))
-        ax_t.plot(n, t, marker="o", label=solver_label(solver))
-        ax_a.plot(n, a.astype(float), marker="o", label=solver_label(solver))
+        ax_t.plot(n, t, label=solver_label(solver))
+        ax_a.plot(n, a.astype(float), label=solver_label(solver))
         if solver == "prsvm_plus":
             anchor = (n[0], t[0], n[-1])
     limits = plan.limits
@@ -215,24 +218,16 @@ def auc_scaling_figure(ctx: RenderContext) -> Artefact:
             x_end = min(anchor[2], anchor[0] * (10 * t_max / anchor[1]) ** (1 / power))
             xs = np.geomspace(anchor[0], max(x_end, anchor[0] * 1.01), 20)
             ax_t.plot(xs, anchor[1] * (xs / xs[0]) ** power, color="0.6", linestyle=style,
-                      linewidth=0.8, label=f"slope n^{power}")
+                      marker="", linewidth=0.8, label=f"slope n^{power}")
     ax_t.axvspan(1200, 19200, color="0.9", zorder=0, label="paper's range of n")
     for ax in (ax_t, ax_a):
         ax.set_xscale("log")
         ax.set_xlabel("number of training documents n")
-        ax.grid(True, which="both", alpha=0.3)
     ax_t.set_yscale("log")
     ax_t.set_ylabel("training time (s)")
     ax_t.set_title(f"{res.label}{' (stand-in)' if res.substitution else ''}: time vs n")
     ax_a.set_ylabel("test AUC")
     ax_a.set_title("test AUC (sanity check)")
-    if ax_t.get_legend_handles_labels()[0]:
-        ax_t.legend(fontsize=7)
-    if ax_a.get_legend_handles_labels()[0]:
-        ax_a.legend(fontsize=7)
-    fig.tight_layout()
-    p = next(iter(ctx.values(method="PRSVM", metric="max_n_trained")), None)
-    extra = [f"Paper: {p['note']}"] if p else []
     caption = build_caption(ctx, plan.runs, extra + notes)
     files = write_figure(ctx, fig, caption, data_rows, notes)
     comps = []

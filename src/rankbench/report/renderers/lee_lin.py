@@ -8,7 +8,7 @@ from rankbench.report.caption import build_caption
 from rankbench.report.compare import comparison_row, data_kind, plan_status
 from rankbench.report.context import Artefact, RenderContext
 from rankbench.report.labels import solver_label
-from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
+from rankbench.report.output import left_out, new_figure, write_figure, write_table
 from rankbench.report.records import PlannedRun, flag, history, value
 
 # LIBLINEAR's TRON stops at ||g|| <= eps ||g0|| with eps = 1e-3 for RankSVM (Lee & Lin's
@@ -36,25 +36,19 @@ def iterate_scores(run: PlannedRun) -> list[dict]:
 def cg_convergence_figure(ctx: RenderContext) -> Artefact:
     """Fig. (II): relative function value (log), test pairwise accuracy and NDCG@10 per iteration."""
     plan = ctx.plan()
-    datasets = list(plan.resolutions)
-    fig, axes = new_figure(len(datasets), 3, width=3.8, height=3.0)
+    shown = [d for d in plan.datasets if any(r.ok for r in plan.runs if r.dataset_key == d)]
+    omitted = {plan.resolutions[d].label: "data not present" if not plan.resolutions[d].present
+               else "no stored run yet" for d in plan.datasets if d not in shown}
+    fig, axes = new_figure(len(shown), 3) if shown else (None, [])
     data_rows, notes = [], []
-    for i, ds in enumerate(datasets):
+    for i, ds in enumerate(shown):
         res = plan.resolutions[ds]
         ax_f, ax_p, ax_n = axes[i]
         name = res.label + (" (stand-in)" if res.substitution else "")
-        ax_f.set_title(f"{name}: relative function value", fontsize=9)
-        ax_p.set_title(f"{name}: test pairwise accuracy", fontsize=9)
-        ax_n.set_title(f"{name}: test NDCG@10", fontsize=9)
-        if not res.present:
-            for ax in (ax_f, ax_p, ax_n):
-                empty_panel(ax, f"{res.label}: data not present")
-            continue
+        ax_f.set_title(f"{name}: relative function value")
+        ax_p.set_title(f"{name}: test pairwise accuracy")
+        ax_n.set_title(f"{name}: test NDCG@10")
         runs = [r for r in plan.runs if r.dataset_key == ds and r.ok]
-        if not runs:
-            for ax in (ax_f, ax_p, ax_n):
-                empty_panel(ax, "no stored run yet (pending)")
-            continue
         for run in runs:
             solver = run.spec["solver"]
             pts = iterate_scores(run)
@@ -66,11 +60,11 @@ def cg_convergence_figure(ctx: RenderContext) -> Artefact:
             rel = np.array([(p["objective"] - f_star) / abs(f_star) for p in pts])
             keep = (rel > 0) & (xs > 0)  # log axes: the final point (f*) and x = 0 cannot show
             lab = solver_label(solver) + (" (CG iterations)" if solver.startswith("tron") else "")
-            ax_f.plot(xs[keep], rel[keep], marker=".", label=lab)
+            ax_f.plot(xs[keep], rel[keep], label=lab)
             if all("pairwise_accuracy" in p for p in pts):
                 pos = xs > 0
-                ax_p.plot(xs[pos], np.array([p["pairwise_accuracy"] for p in pts])[pos], marker=".", label=lab)
-                ax_n.plot(xs[pos], np.array([p["ndcg@10"] for p in pts])[pos], marker=".", label=lab)
+                ax_p.plot(xs[pos], np.array([p["pairwise_accuracy"] for p in pts])[pos], label=lab)
+                ax_n.plot(xs[pos], np.array([p["ndcg@10"] for p in pts])[pos], label=lab)
             else:
                 notes.append(f"{res.label} {solver}: the record holds no test scores per iterate")
             for p, r in zip(pts, rel, strict=True):
@@ -84,20 +78,17 @@ def cg_convergence_figure(ctx: RenderContext) -> Artefact:
                     stop = next((p for p in pts if p["grad_norm"] is not None
                                  and p["grad_norm"] <= DEFAULT_TRON_EPS * g[0]), pts[-1])
                     if "pairwise_accuracy" in stop:
-                        ax_p.axhline(stop["pairwise_accuracy"], color="k", linestyle="--", linewidth=0.8,
-                                     label="Tree-TRON, default stop")
+                        ax_p.axhline(stop["pairwise_accuracy"], color="k", linestyle="--",
+                                     linewidth=0.8, marker="", label="Tree-TRON, default stop")
                         ax_n.axhline(stop["ndcg@10"], color="k", linestyle="--", linewidth=0.8,
-                                     label="Tree-TRON, default stop")
+                                     marker="", label="Tree-TRON, default stop")
         ax_f.set_yscale("log")
         for ax, yl in ((ax_f, "(f - f*) / f*"), (ax_p, "pairwise accuracy"), (ax_n, "NDCG@10")):
             ax.set_xscale("log")
-            ax.set_xlabel("iterations (CG iterations for Tree-TRON)", fontsize=8)
-            ax.set_ylabel(yl, fontsize=8)
-            ax.grid(True, which="both", alpha=0.3)
-            if ax.get_legend_handles_labels()[0]:
-                ax.legend(fontsize=7)
-    fig.tight_layout()
-    extra = [
+            ax.set_xlabel("iterations (CG iterations for Tree-TRON)")
+            ax.set_ylabel(yl)
+    extra = [left_out(omitted)] if omitted else []
+    extra += [
         "f* is the best objective each run reached (both are run to a tight tolerance); "
         "Tree-TRON solves the L2-loss problem, the cutting-plane method the L1-loss one, "
         "so each has its own f*.",

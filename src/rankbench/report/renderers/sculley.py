@@ -12,7 +12,7 @@ from rankbench.report.caption import build_caption
 from rankbench.report.compare import comparison_row, data_kind, plan_status, ratio
 from rankbench.report.context import Artefact, RenderContext, worst_status
 from rankbench.report.labels import solver_label
-from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
+from rankbench.report.output import left_out, new_figure, write_figure, write_table
 from rankbench.report.paper import same_dataset
 from rankbench.report.records import (
     choose_per_fold,
@@ -20,6 +20,7 @@ from rankbench.report.records import (
     history,
     mean_of,
     per_query,
+    sd_of,
     skipped_reason,
     value,
 )
@@ -70,17 +71,19 @@ def letor_map_figure(ctx: RenderContext) -> Artefact:
     labels["ours_ranksvm"] = f"RankSVM, ours ({solver_label(svm_solver)})"
     labels["letor_ranksvm"] = "RankSVM, published (LETOR site)"
     experiments_dir = ctx.paper.folder.parent
-    table, comps, data_rows = {}, [], []
+    table, spread, comps, data_rows = {}, {}, [], []
     for ds in datasets:
         res = spd_plan.resolutions[ds]
         pub = letor_published(experiments_dir, ds)
         ours_svm = svm_choice.get((ds, svm_solver), [])
         table[(ds, "letor_ranksvm")] = None if res.substitution else pub and pub["value"]
         table[(ds, "ours_ranksvm")] = mean_of(ours_svm, "test.map") if ours_svm else None
+        spread[(ds, "ours_ranksvm")] = sd_of(ours_svm, "test.map")
         for s in spd_plan.solvers:
             chosen = spd_choice.get((ds, s), [])
             m = mean_of(chosen, "test.map") if chosen else None
             table[(ds, s)] = m
+            spread[(ds, s)] = sd_of(chosen, "test.map")
             p = significance(chosen, ours_svm, "map") if chosen and ours_svm else None
             data_rows.append({"dataset": res.label, "series": labels[s], "test_map": m,
                               "folds": len(chosen), "p_vs_our_ranksvm": p,
@@ -97,33 +100,37 @@ def letor_map_figure(ctx: RenderContext) -> Artefact:
             comps.append(comparison_row("fig1", res.label, labels["ours_ranksvm"],
                                         "test MAP vs published RankSVM", pub, table[(ds, "ours_ranksvm")],
                                         data=data_kind(res)))
-    fig, axes = new_figure(1, 1, width=11.0, height=4.2)
-    ax = axes[0][0]
-    width = 0.8 / len(series)
-    x = np.arange(len(datasets))
-    for j, s in enumerate(series):
-        vals = [table.get((ds, s)) for ds in datasets]
-        h = [np.nan if v is None else v for v in vals]
-        hatch = "//" if s == "letor_ranksvm" else None
-        ax.bar(x + (j - (len(series) - 1) / 2) * width, h, width, label=labels[s], hatch=hatch,
-               edgecolor="k" if hatch else None, linewidth=0.4)
-    for i, ds in enumerate(datasets):
-        res = spd_plan.resolutions[ds]
-        if not res.present:
-            ax.text(x[i], 0.02, "data not\npresent", ha="center", va="bottom", fontsize=7, color="0.3")
-    ax.set_xticks(x, [spd_plan.resolutions[d].label + (" (stand-in)" if spd_plan.resolutions[d].substitution else "")
-                      for d in datasets], fontsize=8)
-    ax.set_ylabel("test MAP (mean over folds)")
-    ax.set_ylim(0, 1)
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=7, ncol=3, loc="upper left")
-    steps = sorted({r.spec["params"].get("n_iter") for r in spd_plan.runs} - {None})
-    ax.set_title("MAP on the LETOR benchmarks: SPD ("
-                 + ", ".join(f"{s:,}" for s in steps) + " steps) against RankSVM")
-    fig.tight_layout()
+    shown = [d for d in datasets if any(table.get((d, s)) is not None for s in series[:-1])]
+    omitted = {spd_plan.resolutions[d].label: "data not present" if not spd_plan.resolutions[d].present
+               else "no stored run yet" for d in datasets if d not in shown}
+    fig = None
+    if shown:
+        fig, axes = new_figure(1, 1, width=max(3.3, 1.1 * len(shown) + 1.0), height=2.8)
+        ax = axes[0][0]
+        width = 0.8 / len(series)
+        x = np.arange(len(shown))
+        for j, s in enumerate(series):
+            h = [np.nan if table.get((ds, s)) is None else table[(ds, s)] for ds in shown]
+            err = [np.nan if spread.get((ds, s)) is None else spread[(ds, s)] for ds in shown]
+            hatch = "//" if s == "letor_ranksvm" else None
+            ax.bar(x + (j - (len(series) - 1) / 2) * width, h, width, label=labels[s], hatch=hatch,
+                   edgecolor="k" if hatch else None, linewidth=0.4,
+                   yerr=None if s == "letor_ranksvm" else err, error_kw={"elinewidth": 0.6, "capsize": 1.5})
+        ax.set_xticks(x, [spd_plan.resolutions[d].label + (" (stand-in)" if spd_plan.resolutions[d].substitution
+                                                           else "") for d in shown])
+        ax.set_ylabel("test MAP (mean over folds)")
+        ax.set_ylim(0, 1)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.grid(False, axis="x")
+        steps = sorted({r.spec["params"].get("n_iter") for r in spd_plan.runs} - {None})
+        ax.set_title("MAP on the LETOR benchmarks: SPD ("
+                     + ", ".join(f"{s:,}" for s in steps) + " steps) against RankSVM")
     extra = ["Hatched: the published LETOR RankSVM baseline (what the paper compares against; "
-             "the paper's own bars are not given as numbers).",
+             "the paper's own bars are not given as numbers). Error bars: one standard deviation "
+             "of the per-fold test MAP of the selected models.",
              "p_vs_our_ranksvm in the CSV: paired randomization test over all test queries."]
+    if omitted:
+        extra.append(left_out(omitted))
     runs = spd_plan.runs + svm_runs
     caption = build_caption(ctx, runs, extra)
     files = write_figure(ctx, fig, caption, data_rows)
@@ -193,73 +200,81 @@ def _test_objectives(rows: list[dict]) -> list[float | None]:
 
 
 def spd_objective_figure(ctx: RenderContext) -> Artefact:
-    """Fig. 2: lambda/2||w||^2 + mean pair hinge loss on train and test against SPD steps (log-log)."""
+    """Fig. 2: lambda/2||w||^2 + mean pair hinge loss on train and test against SPD steps (log-log).
+
+    Nothing stored: no figure (the caption says why). A test panel only where the runs
+    recorded the test objective per checkpoint at run time.
+    """
     plan = ctx.plan()
-    fig, axes = new_figure(1, 2, width=5.0, height=3.8)
-    ax_tr, ax_te = axes[0]
     data_rows, notes = [], []
     present = [k for k, r in plan.resolutions.items() if r.present]
     label = "no dataset present"
     if present:
         res0 = plan.resolutions[present[0]]
         label = res0.label + (" (stand-in)" if res0.substitution else "")
-    missing_test = False
+    series = []
     for run in plan.runs:
         if not run.ok:
             continue
         rows = history(run.record)
-        its = [h.get("iteration") for h in rows]
-        train = [h.get("objective") for h in rows]
-        test = _test_objectives(rows)
-        lab = solver_label(run.spec["solver"])
-        ax_tr.plot(its, train, marker=".", label=lab)
-        if any(t is not None for t in test):
-            ax_te.plot(its, [np.nan if t is None else t for t in test], marker=".", label=lab)
-        else:
-            missing_test = True
+        series.append((solver_label(run.spec["solver"]), run, rows,
+                       [h.get("iteration") for h in rows], [h.get("objective") for h in rows],
+                       _test_objectives(rows)))
+    has_test = [any(t is not None for t in s[5]) for s in series]
+    extra = [f"{v['method']}: {v['note']}" for v in ctx.values()]
+    if not series:
+        why = "data not present" if not present else "no stored run yet"
+        caption = build_caption(ctx, plan.runs, extra + [f"No figure: {why}."])
+        files = write_figure(ctx, None, caption)
+        return Artefact(ctx.artefact.id, ctx.paper.key, "figure", ctx.artefact.title, files,
+                        caption, plan_status(plan), [], [])
+    n_panels = 2 if any(has_test) else 1
+    fig, axes = new_figure(1, n_panels)
+    ax_tr = axes[0][0]
+    ax_te = axes[0][1] if n_panels == 2 else None
+    for (lab, run, rows, its, train, test), with_test in zip(series, has_test, strict=True):
+        ax_tr.plot(its, train, label=lab)
+        if ax_te is not None and with_test:
+            ax_te.plot(its, [np.nan if t is None else t for t in test], label=lab)
         for i, a, b, h in zip(its, train, test, rows, strict=True):
             data_rows.append({"dataset": label, "solver": run.spec["solver"], "iteration": i,
                               "train_objective": a, "test_objective": b, "elapsed_s": h.get("elapsed")})
-    if not present:
-        empty_panel(ax_tr, "data not present")
-        empty_panel(ax_te, "data not present")
-    elif missing_test:
-        notes.append("Some runs' history holds the training objective only (no test objective "
-                     "per checkpoint was recorded at run time).")
-        if not ax_te.has_data():
-            empty_panel(ax_te, "test objective not recorded")
+    if not all(has_test):
+        notes.append("Runs without a test objective per checkpoint (not recorded at run time): "
+                     + ", ".join(s[0] for s, t in zip(series, has_test, strict=True) if not t)
+                     + ("; the test panel is left out." if ax_te is None else "."))
     starts = [r["train_objective"] for r in data_rows if r["iteration"] == min(
         (q["iteration"] for q in data_rows), default=None) and r["train_objective"]]
+    axes_used = [ax for ax in (ax_tr, ax_te) if ax is not None]
     if starts:
         # a diverging learner (ROMMA) would squash every other curve against the axis
         top = 100.0 * max(starts)
         vals = [v for r in data_rows for v in (r["train_objective"], r["test_objective"])
                 if v is not None and v > 0]
         bottom = 0.5 * min(vals)
-        for ax in (ax_tr, ax_te):
+        for ax in axes_used:
             if ax.has_data() and ax.get_ylim()[1] > top:
                 ax.set_ylim(bottom, top)
                 over = sorted({solver_label(r["solver"]) for r in data_rows
                                if (r["train_objective"] or 0) > top})
                 ax.text(0.02, 0.97, "off the top: " + ", ".join(over), transform=ax.transAxes,
                         fontsize=7, va="top", color="0.3")
-                notes.append(f"Off the plotted range (> {top:.3g}): {', '.join(over)}; "
-                             "its values are in the CSV.")
+                note = (f"Off the plotted range (> {top:.3g}): {', '.join(over)}; "
+                        "its values are in the CSV.")
+                if note not in notes:
+                    notes.append(note)
     for ax, name in ((ax_tr, "training"), (ax_te, "test")):
-        ax.set_title(f"{label}: RankSVM objective on {name} data", fontsize=9)
-        if ax.has_data():
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel("SPD iterations (pairs sampled)")
-            ax.set_ylabel("lambda/2 ||w||^2 + mean hinge loss over pairs")
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    extra = [f"{v['method']}: {v['note']}" for v in ctx.values()]
-    caption = build_caption(ctx, plan.runs, extra)
+        if ax is None:
+            continue
+        ax.set_title(f"{label}: objective on {name} data")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("SPD iterations (pairs sampled)")
+        ax.set_ylabel("lambda/2 ||w||^2 + mean pair hinge")
+    caption = build_caption(ctx, plan.runs, extra + notes)
     files = write_figure(ctx, fig, caption, data_rows, notes)
     st = plan_status(plan)
-    if missing_test and st == "ok":
+    if not all(has_test) and st == "ok":
         st = "partial"
     return Artefact(ctx.artefact.id, ctx.paper.key, "figure", ctx.artefact.title, files, caption,
                     st, notes, [])

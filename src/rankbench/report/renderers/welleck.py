@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from rankbench.report.caption import build_caption
 from rankbench.report.compare import comparison_row, data_kind, plan_status
 from rankbench.report.context import Artefact, RenderContext
 from rankbench.report.labels import solver_label
-from rankbench.report.output import empty_panel, new_figure, write_figure, write_table
-from rankbench.report.records import choose_per_fold, flag, mean_of, skipped_reason
+from rankbench.report.output import left_out, new_figure, write_figure, write_table
+from rankbench.report.records import choose_per_fold, flag, mean_of, sd_of, skipped_reason
 from rankbench.report.renderers.sculley import significance
 
 _VERDICT = {1.0: "LambdaMART higher", 0.0: "similar", -1.0: "LambdaMART lower"}
@@ -125,46 +127,47 @@ def class_auc_table(ctx: RenderContext) -> Artefact:
 
 
 def precision_at_k_figure(ctx: RenderContext) -> Artefact:
-    """Fig. 2: micro- and macro-averaged precision@k (k = 1..10) per solver, one row per dataset."""
+    """Fig. 2: micro- and macro-averaged precision@k (k = 1..10, mean over folds, band = one sd)
+    per solver, one row per dataset with selected models; the others are left out (caption)."""
     plan = ctx.plan()
     chosen = choose_per_fold(plan.runs, ctx.artefact.options.get("select_on", "vali.mauc"))
-    present = [d for d in plan.datasets if plan.resolutions[d].present]
-    shown = present or plan.datasets[:1]
-    fig, axes = new_figure(len(shown), 2)
+    shown = [d for d in plan.datasets if any(chosen.get((d, s)) for s in plan.solvers)]
+    omitted = {plan.resolutions[d].label: "data not present" if not plan.resolutions[d].present
+               else "no stored run yet" for d in plan.datasets if d not in shown}
+    fig, axes = new_figure(len(shown), 2) if shown else (None, [])
     data_rows = []
+    ks = list(range(1, 11))
     for i, ds in enumerate(shown):
         res = plan.resolutions[ds]
         ax_mi, ax_ma = axes[i]
         name = res.label + (" (stand-in)" if res.substitution else "")
-        ax_mi.set_title(f"{name}: micro-averaged P@k", fontsize=9)
-        ax_ma.set_title(f"{name}: macro-averaged P@k", fontsize=9)
-        if not res.present:
-            for ax in (ax_mi, ax_ma):
-                empty_panel(ax, "data not present")
-            continue
+        ax_mi.set_title(f"{name}: micro-averaged P@k")
+        ax_ma.set_title(f"{name}: macro-averaged P@k")
         for solver in plan.solvers:
             c = chosen.get((ds, solver), [])
             if not c:
                 continue
-            ks = list(range(1, 11))
             micro = [mean_of(c, f"test.p@{k}") for k in ks]
             macro = [mean_of(c, f"test.p@{k}_macro") for k in ks]
-            ax_mi.plot(ks, micro, marker="o", label=solver_label(solver))
-            ax_ma.plot(ks, macro, marker="o", label=solver_label(solver))
+            for ax, mean, key in ((ax_mi, micro, "test.p@{}"), (ax_ma, macro, "test.p@{}_macro")):
+                (line,) = ax.plot(ks, mean, label=solver_label(solver))
+                sd = np.array([sd_of(c, key.format(k)) for k in ks], dtype=float)
+                m = np.array(mean, dtype=float)
+                ax.fill_between(ks, m - sd, m + sd, color=line.get_color(), alpha=0.12, linewidth=0)
             for k, a, b in zip(ks, micro, macro, strict=True):
                 data_rows.append({"dataset": res.label, "solver": solver, "k": k,
                                   "p@k_micro": a, "p@k_macro": b})
         for ax, yl in ((ax_mi, "micro P@k"), (ax_ma, "macro P@k")):
             ax.set_xlabel("k")
             ax.set_ylabel(yl)
-            ax.set_xticks(range(1, 11))
-            ax.grid(True, alpha=0.3)
-            if ax.get_legend_handles_labels()[0]:
-                ax.legend(fontsize=7)
-    fig.tight_layout()
+            ax.set_xticks(ks)
     extra = ["The paper's Fig. 2 is for Yahoo! V1 and gives no numbers; its text says "
-             "LambdaMART-MAUC had the higher micro and macro P@k on every dataset."]
+             "LambdaMART-MAUC had the higher micro and macro P@k on every dataset.",
+             "Band: the mean over folds plus or minus one standard deviation."]
+    if omitted:
+        extra.append(left_out(omitted))
     caption = build_caption(ctx, plan.runs, extra)
     files = write_figure(ctx, fig, caption, data_rows)
     return Artefact(ctx.artefact.id, ctx.paper.key, "figure", ctx.artefact.title, files, caption,
                     plan_status(plan), [], [])
+
