@@ -96,6 +96,16 @@ def _per_query(data, scores: np.ndarray) -> dict[str, list]:
     return {k: np.asarray(v).tolist() for k, v in table.items()}
 
 
+def data_facts(data) -> dict[str, Any]:
+    """What a split is (Chapelle Table 1): queries, documents, features, label counts, pairs; O(n log n)."""
+    from rankbench.objective import count_pairs
+
+    labels, counts = np.unique(data.y, return_counts=True)
+    return {"n_queries": data.n_queries, "n_docs": data.n_docs, "n_features": data.n_features,
+            "labels": {str(int(lab)): int(c) for lab, c in zip(labels, counts, strict=True)},
+            "n_pairs": int(count_pairs(data.y, data.query_ptr))}
+
+
 def encode_scores(scores: np.ndarray) -> dict[str, Any]:
     """Scores as base64 of little-endian float32 (4 bytes a document), order of the split's rows."""
     a = np.ascontiguousarray(scores, dtype="<f4")
@@ -219,10 +229,7 @@ def run_one(spec: dict[str, Any]) -> dict[str, Any]:
         stand_in = (getattr(data["train"], "meta", None) or {}).get("stand_in_for")
         if stand_in:
             record["extra"]["stand_in_for"] = stand_in
-        record["extra"]["data"] = {
-            k: {"n_queries": d.n_queries, "n_docs": d.n_docs, "n_features": d.n_features}
-            for k, d in data.items()
-        }
+        record["extra"]["data"] = {k: data_facts(d) for k, d in data.items()}
         est = make_solver(s["solver"], s["params"])
         with PeakMemory() as mem:
             wall0, cpu0 = time.perf_counter(), time.process_time()

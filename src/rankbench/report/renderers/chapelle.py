@@ -238,3 +238,62 @@ def auc_scaling_figure(ctx: RenderContext) -> Artefact:
     st = runs_status(plan.runs) if res.present else "data not present"
     return Artefact(ctx.artefact.id, ctx.paper.key, "figure", ctx.artefact.title, files, caption,
                     st, notes, comps)
+
+
+STATS_COLUMNS = ["dataset", "statistic", "ours", "paper", "diff", "note"]
+_STATS = (("n_queries", "queries"), ("n_levels", "relevance levels"), ("n_features", "features"),
+          ("docs_per_query", "average documents per query"), ("relevant_pct", "% relevant documents"),
+          ("train_pairs_per_fold", "preference pairs per training split (mean over folds)"))
+
+
+def dataset_statistics(runs) -> dict[str, float | None]:
+    """Table 1's statistics from the data facts the runner records per split (no data is read):
+    the test splits of the folds partition the queries, so their sums are the data set's."""
+    folds = {}
+    for r in runs:
+        if r.ok:
+            folds.setdefault(r.spec["fold"], r.record.get("extra", {}).get("data") or {})
+    tests = [f.get("test") or {} for f in folds.values()]
+    trains = [f.get("train") or {} for f in folds.values()]
+    if not tests or any("labels" not in t for t in tests):
+        return {}
+    labels: dict[str, int] = {}
+    for t in tests:
+        for lab, c in t["labels"].items():
+            labels[lab] = labels.get(lab, 0) + c
+    n_docs = sum(t["n_docs"] for t in tests)
+    n_q = sum(t["n_queries"] for t in tests)
+    rel = sum(c for lab, c in labels.items() if int(lab) > 0)
+    pairs = [t["n_pairs"] for t in trains if "n_pairs" in t]
+    return {"n_queries": n_q, "n_levels": len(labels), "n_features": trains[0].get("n_features"),
+            "docs_per_query": n_docs / n_q, "relevant_pct": 100.0 * rel / n_docs,
+            "train_pairs_per_fold": float(np.mean(pairs)) if pairs else None}
+
+
+def dataset_stats_table(ctx: RenderContext) -> Artefact:
+    """Table 1 (and Sect. 5.1's pairs per fold): the data sets' statistics beside the paper's."""
+    plan = ctx.plan()
+    rows, comps = [], []
+    for ds in plan.datasets:
+        res = plan.resolutions[ds]
+        runs = [r for r in plan.runs if r.dataset_key == ds]
+        one = next((s for s in plan.solvers if any(r.ok for r in runs if r.spec["solver"] == s)), None)
+        stats = dataset_statistics([r for r in runs if r.spec["solver"] == one]) if one else {}
+        for key, what in _STATS:
+            p = next(iter(ctx.values(dataset=ds, metric=key)), None)
+            ours = stats.get(key)
+            note = ("data not present" if not res.present else "stand-in data" if res.substitution
+                    else "" if stats else "no stored run yet")
+            rows.append({"dataset": res.label, "statistic": what, "ours": ours,
+                         "paper": p and p["value"],
+                         "diff": None if ours is None or p is None or res.substitution
+                         else ours - p["value"], "note": note})
+            if p:
+                comps.append(comparison_row(ctx.artefact.paper_artefact, res.label, "dataset", what,
+                                            p, ours, data=data_kind(res)))
+    notes = ["Ours: counted from the data facts each run records per split (queries, documents, "
+             "label counts, preference pairs); the folds' test splits partition the queries."]
+    caption = build_caption(ctx, plan.runs)
+    files = write_table(ctx, rows, STATS_COLUMNS, caption, notes)
+    return Artefact(ctx.artefact.id, ctx.paper.key, "table", ctx.artefact.title, files, caption,
+                    plan_status(plan), notes, comps)
