@@ -48,7 +48,7 @@ def run_job(cfg: Any) -> dict[str, Any]:
         sys.exit(EXIT_CONFIG)
     if data["skip"]:
         use = data["data_use"]
-        print(f"rankbench: {use.label} ({data['solver']['name']}): nothing to run: {data['skip']}")
+        log.info("%s (%s): nothing to run: %s", use.label, data["solver"]["name"], data["skip"])
         return {"run_ids": [], "n_failed": 0, "store": data["store"], "skipped": data["skip"]}
     store = ResultStore(data["store"])
     try:
@@ -58,13 +58,16 @@ def run_job(cfg: Any) -> dict[str, Any]:
         print(f"rankbench: {exc}", file=sys.stderr)
         sys.exit(EXIT_STORE)
     frame = store.to_frame(records=records)
-    print(job_table(frame, data["protocol"]))
+    # logging: the console and the job's own rankbench.log (Hydra's job logging) both get it
+    log.info("%s runs of %s on %s:\n%s", len(records), data["solver"]["name"],
+             data["data_use"].label, job_table(frame, data["protocol"]))
     if data["use_grid"]:  # the job holds a whole sweep: summarise it here
-        print(sweep_summary(frame, data["protocol"]))
+        log.info("grid summary:\n%s", sweep_summary(frame, data["protocol"]))
     n_failed = int((frame["status"] == "failed").sum())
     for status in ("failed", "skipped"):
         bad = [r for r in records if r["status"] == status]
         if bad:
+            log.warning("%d run(s) %s; first: %s", len(bad), status, bad[0]["error"].splitlines()[0])
             print(f"{len(bad)} run(s) {status}; first: {bad[0]['error'].splitlines()[0]}",
                   file=sys.stderr)
     if n_failed and not _in_multirun():
