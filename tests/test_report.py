@@ -486,3 +486,28 @@ def test_html_report_opens_in_a_real_browser_with_every_image(tmp_path):
     subprocess.run([*flags, "--window-size=1200,1800", f"--screenshot={shot}", url],
                    capture_output=True, text=True, timeout=120)
     assert shot.stat().st_size > 20_000
+
+
+def test_discussion_numbers_come_from_the_csvs(tmp_path):
+    from rankbench.report.discussion import fill
+
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "t.csv").write_text("solver,k,ours\na,1,0.45123\nb,1,0.5\nb,2,0.4\n")
+    text, problems = fill("A is {{ p/t.csv | solver=a,k=1 | ours | .3f }}, "
+                          "{{ p/t.csv | solver=a,k=1 | ours | vs solver=b,k=1 }} B.", tmp_path)
+    assert text == "A is 0.451, below B." and problems == []
+    text, problems = fill("{{ p/t.csv | solver=b | ours }} {{ p/t.csv | solver=c | ours }}", tmp_path)
+    assert text.count("[?") == 2 and len(problems) == 2
+    assert "2 rows match" in problems[0] and "0 rows match" in problems[1]
+
+
+def test_the_committed_discussion_is_its_template_filled_from_the_committed_csvs():
+    from rankbench.report.discussion import fill
+
+    template = EXPERIMENTS / "discussion.md"
+    committed = ROOT / "results" / "DISCUSSION.md"
+    if not template.is_file():
+        pytest.skip("no experiments/discussion.md template")
+    text, problems = fill(template.read_text(), ROOT / "results")
+    assert problems == []
+    assert committed.read_text().split("-->\n", 1)[1] == text

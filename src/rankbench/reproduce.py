@@ -197,6 +197,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         header.append("QUICK MODE: small synthetic stand-ins and reduced grids; the numbers are "
                       "a smoke test, not a reproduction.")
+    discussion_problems: list[str] = []
+    if not args.quick:  # the reading of a full run; quick numbers are a smoke test
+        from rankbench.report.discussion import write_discussion
+
+        _, discussion_problems = write_discussion(root / "experiments" / "discussion.md", results)
+        for p in discussion_problems:
+            print(f"rankbench.reproduce: DISCUSSION.md placeholder not filled: {p}", file=sys.stderr)
     index = write_index(results, artefacts, header)
     bad = [a for a in artefacts if a.status == "failed"]
     print(f"wrote {len(artefacts)} artefacts and {index} in {time.perf_counter() - t0:.1f} s")
@@ -208,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     if counts["corrupt"]:
         print(f"rankbench.reproduce: {counts['corrupt']} corrupt record file(s) in {store.root} "
               "were skipped (listed above)", file=sys.stderr)
-    return 1 if bad or failed_runs or counts["corrupt"] else 0
+    return 1 if bad or failed_runs or counts["corrupt"] or discussion_problems else 0
 
 
 def _rel(p: Path, base: Path) -> str:
