@@ -1,9 +1,14 @@
-"""Transcribe the published LETOR RankSVM baselines into ranksvm_letor.csv (run once, by hand).
+"""Transcribe the published LETOR baselines into CSV files (run once, by hand).
+
+ranksvm_letor.csv: the RankSVM rows, every split. letor3_baselines.csv: every LETOR 3.0
+algorithm's test NDCG@1/3/5/10 and MAP per fold and averaged (Chapelle & Keerthi's Fig. 2
+draws them for OHSUMED).
 
 Sources (files of the LETOR distribution, see RANKBENCH_DATA/README.md):
 - LETOR 3.0: baselines/LETOR3.0/RankSVM.xls (one sheet per dataset; SVMlight RankSVM with
-  the "-# 5000" iteration limit, cf. Chapelle & Keerthi 2010, Sect. 5.1), read with
-  pandas.read_excel (needs xlrd).
+  the "-# 5000" iteration limit, cf. Chapelle & Keerthi 2010, Sect. 5.1) and
+  baselines/LETOR3.0/<DATASET>.xls (one sheet per algorithm), read with pandas.read_excel
+  (needs xlrd).
 - LETOR 4.0: baselines/LETOR4.0/RankSVM-Struct.{MQ2007,MQ2008}.txt (tab-separated blocks;
   one row per fold in Fold1..Fold5 order, first column = the chosen C).
 
@@ -20,6 +25,9 @@ from pathlib import Path
 import pandas as pd
 
 OUT = Path(__file__).with_name("ranksvm_letor.csv")
+OUT_ALL = Path(__file__).with_name("letor3_baselines.csv")
+LETOR3_DATASETS = ("OHSUMED", "TD2003", "TD2004", "NP2003", "NP2004", "HP2003", "HP2004")
+ALL_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map")
 SPLITS = {"testing": "test", "validation": "vali", "training": "train"}
 
 
@@ -32,10 +40,13 @@ def _metric_name(h: str) -> str:
     return {"MAP": "map", "MeanNDCG": "mean_ndcg"}[h]
 
 
-def letor3(path: Path) -> list[dict]:
-    """Rows from the LETOR 3.0 RankSVM.xls workbook (all sheets, all three splits)."""
+def letor3(path: Path, by: str = "dataset") -> list[dict]:
+    """Rows from a LETOR 3.0 workbook (all sheets, all three splits): RankSVM.xls has a sheet
+    per dataset (``by="dataset"``), <DATASET>.xls a sheet per algorithm (``by="algorithm"``)."""
     rows = []
     for sheet, df in pd.read_excel(path, sheet_name=None, header=None).items():
+        dataset = sheet.upper() if by == "dataset" else path.stem.upper()
+        algorithm = "RankSVM" if by == "dataset" else sheet.strip()
         split = None
         header: list[str] = []
         for rec in df.itertuples(index=False):
@@ -47,8 +58,8 @@ def letor3(path: Path) -> list[dict]:
             elif first.startswith("Fold") or first == "average":
                 fold = "avg" if first == "average" else first[4:]
                 for h, v in zip(header, rec[1:], strict=False):
-                    rows.append({"collection": "LETOR3.0", "dataset": sheet.upper(),
-                                 "algorithm": "RankSVM", "split": split, "fold": fold,
+                    rows.append({"collection": "LETOR3.0", "dataset": dataset,
+                                 "algorithm": algorithm, "split": split, "fold": fold,
                                  "metric": _metric_name(h), "value": float(v),
                                  "source": f"baselines/LETOR3.0/{path.name}, sheet {sheet}"})
     return rows
@@ -101,6 +112,17 @@ def main(root: str) -> None:
         w.writeheader()
         w.writerows(uniq)
     print(f"wrote {len(uniq)} rows to {OUT}")
+    every = []
+    for ds in LETOR3_DATASETS:
+        path = base / "LETOR3.0" / f"{ds}.xls"
+        if path.is_file():
+            every += [r for r in letor3(path, by="algorithm")
+                      if r["split"] == "test" and r["metric"] in ALL_METRICS]
+    with OUT_ALL.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(every[0]))
+        w.writeheader()
+        w.writerows(every)
+    print(f"wrote {len(every)} rows to {OUT_ALL}")
 
 
 if __name__ == "__main__":
