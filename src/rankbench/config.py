@@ -122,6 +122,8 @@ class HarnessConf:
     limits: dict[str, Any] = field(default_factory=dict)
     # a paper artefact's rendering (rankbench.report): renderer, title, reads, options ...
     report: dict[str, Any] = field(default_factory=dict)
+    # choose one solver parameter on validation inside each run (rankbench.tuning)
+    tune: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -316,6 +318,14 @@ def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
         problems.append(f"profile must be one of {PROFILES}, got {data['profile']!r}")
     if data["missing_data"] not in MISSING_DATA:
         problems.append(f"missing_data must be one of {MISSING_DATA}, got {data['missing_data']!r}")
+    from rankbench.tuning import check_tune
+
+    problems.extend(check_tune(data["tune"]))
+    tuner = (data["tune"] or {}).get("solver") if isinstance(data["tune"], dict) else None
+    from rankbench.estimators.registry import solver_names
+
+    if tuner is not None and tuner not in solver_names():
+        problems.append(f"tune.solver {tuner!r} is not a registered solver")
 
     # ---- solver (a sweep's per-solver values merged in first)
     from rankbench.estimators.registry import make_solver, solver_names
@@ -571,6 +581,8 @@ def build_specs(data: dict[str, Any]) -> list[dict[str, Any]]:
                 "eval_splits": list(data["eval_splits"]),
                 "loader": ds["loader"] if use.substitution is None else None,
             }
+            if data["tune"]:
+                spec["tune"] = data["tune"]
             if data["data_root"]:
                 spec["data_root"] = data["data_root"]
             specs.append(spec)

@@ -230,6 +230,15 @@ def run_one(spec: dict[str, Any]) -> dict[str, Any]:
         if stand_in:
             record["extra"]["stand_in_for"] = stand_in
         record["extra"]["data"] = {k: data_facts(d) for k, d in data.items()}
+        if s["tune"]:
+            from rankbench.tuning import tune_parameter
+
+            vali = data.get("vali") or load_split(s, "vali")
+            value, record["extra"]["tuning"] = tune_parameter(
+                s["tune"], s["solver"], s["params"], data["train"], vali, make_solver,
+                lambda e, d: _fit(e, d, None), evaluate_split)
+            s["params"] = {**s["params"], s["tune"]["param"]: value}
+            record["params"] = dict(s["params"])
         est = make_solver(s["solver"], s["params"])
         with PeakMemory() as mem:
             wall0, cpu0 = time.perf_counter(), time.process_time()

@@ -1,7 +1,7 @@
 """Run specs: the one description of a run, its normalization, and its run id.
 
 A *run spec* is a plain dict (docs/interfaces.md): (experiment, dataset, variant, fold,
-solver, params, seed, data_params, record_history, eval_splits, loader), plus
+solver, params, seed, data_params, record_history, eval_splits, loader, tune), plus
 presentation fields that are not part of the run's identity.  Every part of rankbench that
 names a run (the CLI's jobs, ``make reproduce``'s plan, the report, the store) goes
 through ``normalize_spec`` and ``run_id`` here, so two spellings of one run share one record.
@@ -32,6 +32,8 @@ SPEC_DEFAULTS: dict[str, Any] = {
     "record_history": False,
     "eval_splits": ["vali", "test"],
     "loader": None,
+    # inner tuning of one parameter on validation before training (rankbench.tuning)
+    "tune": None,
 }
 # Fields that say where or how to show things, not what is computed: not hashed.
 PRESENTATION_FIELDS = ("data_root", "note")
@@ -75,6 +77,13 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"eval_splits must be a non-empty subset of {SPLITS}, got {splits}")
     out["eval_splits"] = splits
     out["record_history"] = bool(out["record_history"])
+    if out["tune"] is not None:
+        from rankbench.tuning import check_tune
+
+        problems = check_tune(out["tune"])
+        if problems:
+            raise ValueError("run spec field 'tune': " + "; ".join(problems))
+        out["tune"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in out["tune"].items()}
     return out
 
 
@@ -94,6 +103,8 @@ def hashed_spec(spec: dict[str, Any]) -> dict[str, Any]:
     s = normalize_spec(spec)
     for k in PRESENTATION_FIELDS:
         s.pop(k, None)
+    if s["tune"] is None:  # absent = not tuned: the run ids of untuned runs stay as they were
+        del s["tune"]
     # None means "the solver's default", exactly like leaving the parameter out
     s["params"] = {k: v for k, v in s["params"].items()
                    if k not in PRESENTATION_PARAMS and v is not None}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -271,6 +272,17 @@ def spd_objective_figure(ctx: RenderContext) -> Artefact:
         ax.set_yscale("log")
         ax.set_xlabel("SPD iterations (pairs sampled)")
         ax.set_ylabel("lambda/2 ||w||^2 + mean pair hinge")
+    tuned = sorted({json.dumps((s[1].record.get("extra") or {}).get("tuning", {}).get("chosen"))
+                    for s in series})
+    if tuned != ["null"]:
+        t = next((s[1].record.get("extra") or {}).get("tuning") for s in series)
+        cands = ", ".join(f"{c['value']:g}: {c[t['metric']]:.4f}" for c in t["candidates"])
+        notes.append(f"lambda = {', '.join(tuned)} (chosen in each run on fold {series[0][1].spec['fold']}'s "
+                     f"{t['metric']} with {solver_label(t['solver'])}, {t['params']}; candidates "
+                     f"{cands}).")
+        for row in data_rows:
+            row["lam"] = next(s[1].record["params"].get("lam") for s in series
+                              if s[1].spec["solver"] == row["solver"])
     caption = build_caption(ctx, plan.runs, extra + notes)
     files = write_figure(ctx, fig, caption, data_rows, notes)
     st = plan_status(plan)
