@@ -33,6 +33,7 @@ from rankbench.store import check_experiment_tag
 MODES = ("select", "fixed", "per_fold")
 PROFILES = ("full", "quick")
 MISSING_DATA = ("error", "skip", "stand_in")
+TIERS = ("default", "peers")  # which make target trains an experiment
 SPLITS = ("train", "vali", "test")
 # Keys of metrics.evaluate (docs/interfaces.md); selection and report columns use them.
 METRIC_KEYS = (
@@ -124,6 +125,8 @@ class HarnessConf:
     report: dict[str, Any] = field(default_factory=dict)
     # choose one solver parameter on validation inside each run (rankbench.tuning)
     tune: dict[str, Any] | None = None
+    # default: make reproduce trains it; peers: only make reproduce-peers (hours of peer runs)
+    tier: str = "default"
 
 
 @dataclass(frozen=True)
@@ -318,6 +321,8 @@ def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
         problems.append(f"profile must be one of {PROFILES}, got {data['profile']!r}")
     if data["missing_data"] not in MISSING_DATA:
         problems.append(f"missing_data must be one of {MISSING_DATA}, got {data['missing_data']!r}")
+    if data["tier"] not in TIERS:
+        problems.append(f"tier must be one of {TIERS}, got {data['tier']!r}")
     from rankbench.tuning import check_tune
 
     problems.extend(check_tune(data["tune"]))

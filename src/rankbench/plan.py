@@ -311,6 +311,7 @@ class ExperimentPlan:
     limits: dict[str, Any] = field(default_factory=dict)
     runs: list[Any] = field(default_factory=list)       # PlannedRun (report.records)
     pending_solvers: list[str] = field(default_factory=list)  # every run stored as skipped
+    tier: str = "default"          # peers: trained by make reproduce-peers only
 
     @property
     def specs(self) -> list[dict[str, Any]]:
@@ -354,7 +355,7 @@ def plan_experiment(name: str, extra: list[str] | tuple[str, ...] = (),
         raise ConfigError(problems, where=f"experiment {name}")
     first = jobs[0].data
     plan = ExperimentPlan(name=name, tag=first["experiment_name"], report=dict(first["report"]),
-                          jobs=jobs, limits=dict(first["limits"]))
+                          jobs=jobs, limits=dict(first["limits"]), tier=first["tier"])
     for job in jobs:
         key, solver = job.use.key, job.data["solver"]["name"]
         if key not in plan.resolutions:

@@ -122,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", metavar="NAME",
                     help="only these artefacts (chapelle2010/table3) or papers (chapelle2010)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")
+    ap.add_argument("--peers", action="store_true",
+                    help="train the tier-peers experiments too (hours: the papers' peer programs "
+                         "on real data; make reproduce-peers); without it they are only rendered")
     args = ap.parse_args(argv)
 
     from rankbench.report.paper import load_papers
@@ -154,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         stored_ok = {r["run_id"] for r in store.scan()[0] if r["status"] == "ok"}
         for name in names:
+            if plans[name].tier == "peers" and not args.peers:
+                print(f"  {name}: peer runs, trained by make reproduce-peers (--peers)")
+                continue
             ids = {run_id(s) for s in plans[name].specs}
             if not ids or ids <= stored_ok:  # the command would find every run stored
                 print(f"  {name}: all {len(ids)} runs stored")

@@ -8,7 +8,7 @@ from rankbench.report.renderers import chapelle, leaderboard, lee_lin, sculley, 
 
 RENDERERS = {f.__name__: f for f in (
     chapelle.ranksvm_time_table, chapelle.c_sweep_figure, chapelle.auc_scaling_figure,
-    chapelle.dataset_stats_table,
+    chapelle.dataset_stats_table, chapelle.letor_ohsumed_figure,
     leaderboard.leaderboard_table,
     lee_lin.cg_convergence_figure, lee_lin.dual_sparsity_table,
     sculley.letor_map_figure, sculley.rcv1_auc_table, sculley.spd_objective_figure,
