@@ -499,6 +499,12 @@ def test_discussion_numbers_come_from_the_csvs(tmp_path):
     text, problems = fill("{{ p/t.csv | solver=b | ours }} {{ p/t.csv | solver=c | ours }}", tmp_path)
     assert text.count("[?") == 2 and len(problems) == 2
     assert "2 rows match" in problems[0] and "0 rows match" in problems[1]
+    text, problems = fill("{{ p/t.csv | solver=b,k=1 | ours | minus solver=a,k=1 }} "
+                          "{{ p/t.csv | solver=b,k=2 | ours | minus solver=b,k=1 | .2f }}", tmp_path)
+    assert text == "+0.0488 -0.10" and problems == []
+    (tmp_path / "p" / "s.csv").write_text('series,k,v\n"RankSVM, ours (PRSVM+)",1,0.5\n')
+    text, problems = fill("{{ p/s.csv | series=RankSVM, ours (PRSVM+),k=1 | v }}", tmp_path)
+    assert text == "0.5" and problems == []
 
 
 def test_the_committed_discussion_is_its_template_filled_from_the_committed_csvs():

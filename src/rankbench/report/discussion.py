@@ -6,9 +6,12 @@ from the CSV files the report just wrote, so a sentence cannot drift from the da
     {{ chapelle2010/chapelle2010_table3.csv | solver=prsvm,dataset=OHSUMED | ndcg@10 ours | .4f }}
     {{ welleck2016/welleck2016_fig2.csv | solver=lambdamart_mauc,k=1 | p@k_micro | vs solver=auc_svm,k=1 }}
 
+    {{ chapelle2010/chapelle2010_table3.csv | solver=prsvm | ndcg@10 ours | minus solver=tron_tree | +.4f }}
+
 The first gives a cell (the one row matching the filters; the last part is a format spec,
 default ``.4g``); the second compares the cell of the first filter with the cell of the
-second and gives ``above`` / ``below`` / ``equal to``.  A placeholder that matches no row, or
+second and gives ``above`` / ``below`` / ``equal to``; the third gives their difference
+(format default ``+.4f``).  A placeholder that matches no row, or
 more than one, is a problem: it is shown as ``[?...]`` and reported.
 """
 
@@ -23,7 +26,8 @@ _PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}", re.S)
 
 def _filters(text: str) -> dict[str, str]:
     out = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
+    # a comma starts a new filter only where "column=" follows (values may hold commas)
+    for part in filter(None, (p.strip() for p in re.split(r",(?=\s*[\w@.# -]+=)", text))):
         k, sep, v = part.partition("=")
         if not sep:
             raise ValueError(f"filter {part!r} is not column=value")
@@ -52,8 +56,9 @@ def fill(template: str, results: Path) -> tuple[str, list[str]]:
     def one(m: re.Match) -> str:
         parts = [p.strip() for p in m.group(1).split("|")]
         try:
-            if len(parts) not in (3, 4):
-                raise ValueError("expected FILE | filters | column [| format or vs filters]")
+            if len(parts) not in (3, 4, 5):
+                raise ValueError("expected FILE | filters | column [| format, vs filters or "
+                                 "minus filters [| format]]")
             name, filt, column = parts[:3]
             if name not in cache:
                 path = results / name
@@ -62,7 +67,14 @@ def fill(template: str, results: Path) -> tuple[str, list[str]]:
                 with path.open(newline="") as fh:
                     cache[name] = list(csv.DictReader(fh))
             a = _cell(cache[name], _filters(filt), column)
-            last = parts[3] if len(parts) == 4 else ".4g"
+            last = parts[3] if len(parts) >= 4 else ".4g"
+            if last.startswith("minus "):
+                b = _cell(cache[name], _filters(last[6:]), column)
+                if not isinstance(a, float) or not isinstance(b, float):
+                    raise ValueError(f"cannot subtract {b!r} from {a!r}")
+                return format(a - b, parts[4] if len(parts) == 5 else "+.4f")
+            if len(parts) == 5:
+                raise ValueError("a fifth part (format) only follows 'minus filters'")
             if last.startswith("vs "):
                 b = _cell(cache[name], _filters(last[3:]), column)
                 if not isinstance(a, float) or not isinstance(b, float):
