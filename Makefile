@@ -10,7 +10,9 @@ export RANKBENCH_DATA
 PYTEST_ARGS ?=
 # Hydra launcher for make reproduce: basic (one job after another), joblib, ray_cluster, slurm ...
 LAUNCHER ?=
-REPRODUCE_ARGS := $(if $(LAUNCHER),--launcher $(LAUNCHER))
+# RERUN=1: train every run again (records replaced) instead of resuming from the store
+RERUN ?=
+REPRODUCE_ARGS := $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(if $(RERUN),--rerun)
 
 .DEFAULT_GOAL := help
 
@@ -34,7 +36,7 @@ lint: $(STAMP) ## ruff over src and tests
 bench: $(STAMP) ## Benchmarks: solver timings per fold and scaling curves (writes results/bench/)
 	$(PY) -m rankbench.bench
 
-reproduce: $(STAMP) ## Run every paper experiment config (resuming stored runs), then regenerate results/ (LAUNCHER=joblib|ray_cluster|slurm)
+reproduce: $(STAMP) ## Run every paper experiment config (resuming stored runs), then regenerate results/ (LAUNCHER=joblib|ray_cluster|slurm, RERUN=1)
 	$(PY) -m rankbench.reproduce $(REPRODUCE_ARGS)
 
 reproduce-quick: $(STAMP) ## Reduced reproduce on small data (minutes), into results/_quick

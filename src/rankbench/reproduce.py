@@ -122,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", metavar="NAME",
                     help="only these artefacts (chapelle2010/table3) or papers (chapelle2010)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")
+    ap.add_argument("--rerun", action="store_true",
+                    help="train every run again, also those stored with status ok (their records "
+                         "are replaced); default: resume, training only what is missing or failed")
     ap.add_argument("--peers", action="store_true",
                     help="train the tier-peers experiments too (hours: the papers' peer programs "
                          "on real data; make reproduce-peers); without it they are only rendered")
@@ -134,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     results = Path(args.results) if args.results else root / "results" / ("_quick" if args.quick else "")
     store = ResultStore(Path(args.store) if args.store else results / "store")
     data_root = args.data_root or os.environ.get("RANKBENCH_DATA") or None
-    overrides = [f"store={store.root.resolve()}"]
+    overrides = [f"store={store.root.resolve()}"] + (["rerun=true"] if args.rerun else [])
     if data_root:
         overrides.append(f"data_root={Path(data_root).resolve()}")
     try:
@@ -161,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name}: peer runs, trained by make reproduce-peers (--peers)")
                 continue
             ids = {run_id(s) for s in plans[name].specs}
-            if not ids or ids <= stored_ok:  # the command would find every run stored
+            if not ids or (ids <= stored_ok and not args.rerun):  # every run is stored
                 print(f"  {name}: all {len(ids)} runs stored")
                 continue
             t = time.perf_counter()
