@@ -64,6 +64,13 @@ def test_quick_reproduce_end_to_end_then_resume(tmp_path, capsys):
     assert len(list(store.files())) == n_files
     assert ok_after == ok_before
     assert main([*args, "--report-only"]) == 0
+    # --rerun (make reproduce RERUN=1) trains the chosen artefact's runs again, only those
+    table4 = {k for k, r in stored.items() if r["experiment"] == "chapelle_msr_c"}
+    assert main([*args, "--rerun", "--only", "chapelle2010/table4"]) == 0
+    rerun = {r["run_id"]: r["env"]["finished"] for r in store.records()}
+    assert len(list(store.files())) == n_files
+    assert all(rerun[k] != ok_before[k] for k in table4)
+    assert all(rerun[k] == ok_before[k] for k in set(ok_before) - table4)
 
 
 @pytest.mark.slow
