@@ -77,8 +77,8 @@ def selected_metric_table(ctx: RenderContext) -> Artefact:
     notes = [f"Per fold, the hyper-parameters with the best {select_on} are chosen; the table "
              "shows the mean over folds of the chosen models' test values.",
              "MAUC and AUC are means over test queries of per-query values (rankbench.metrics); "
-             "p: paired randomization test over all test queries (records keep per-query "
-             "NDCG@10, MAP and AUC only, so there is none for MAUC).",
+             "p: paired randomization test over all test queries of the per-query values the "
+             "records keep (NDCG@10, MAP, AUC, MAUC).",
              f"'similar' in our verdict: |difference| < {SIMILAR}."]
     caption = build_caption(ctx, plan.runs)
     files = write_table(ctx, rows, cols, caption, notes)
