@@ -10,7 +10,6 @@ selects: what the report needs per iterate (convergence curves) is recorded here
 
 from __future__ import annotations
 
-import base64
 import importlib
 import logging
 import os
@@ -23,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from rankbench.spec import hashed_spec, normalize_spec, run_id
-from rankbench.store import CorruptRecordError, ResultStore, to_jsonable
+from rankbench.store import CorruptRecordError, ResultStore, encode_scores, to_jsonable
 from rankbench.sysinfo import PeakMemory, git_commit, library_versions, machine_info, now
 
 log = logging.getLogger(__name__)
@@ -104,22 +103,6 @@ def data_facts(data) -> dict[str, Any]:
     return {"n_queries": data.n_queries, "n_docs": data.n_docs, "n_features": data.n_features,
             "labels": {str(int(lab)): int(c) for lab, c in zip(labels, counts, strict=True)},
             "n_pairs": int(count_pairs(data.y, data.query_ptr))}
-
-
-def encode_scores(scores: np.ndarray) -> dict[str, Any]:
-    """Scores as base64 of little-endian float32 (4 bytes a document), order of the split's rows."""
-    a = np.ascontiguousarray(scores, dtype="<f4")
-    return {"dtype": "float32", "n": int(a.shape[0]), "base64": base64.b64encode(a.tobytes()).decode()}
-
-
-def decode_scores(block: dict[str, Any]) -> np.ndarray:
-    """Inverse of ``encode_scores`` (float64 array); ValueError when the block holds no scores."""
-    if not block or "base64" not in block:
-        raise ValueError(f"no stored scores ({(block or {}).get('omitted', 'none recorded')})")
-    a = np.frombuffer(base64.b64decode(block["base64"]), dtype="<f4").astype(np.float64)
-    if a.shape[0] != block["n"]:
-        raise ValueError(f"stored scores hold {a.shape[0]} values, the record says {block['n']}")
-    return a
 
 
 def _score_history(rows: list[dict], data) -> list[dict]:

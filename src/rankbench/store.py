@@ -11,6 +11,7 @@ readers).  Re-writing a run (a failed run redone) replaces its file whole.
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import os
@@ -353,3 +354,23 @@ def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
     machine = env.get("machine") or {}
     row["env.hostname"] = machine.get("hostname") if isinstance(machine, dict) else machine
     return row
+
+
+def encode_scores(scores: Any) -> dict[str, Any]:
+    """Scores as base64 of little-endian float32 (4 bytes a document), order of the split's rows."""
+    import numpy as np
+
+    a = np.ascontiguousarray(scores, dtype="<f4")
+    return {"dtype": "float32", "n": int(a.shape[0]), "base64": base64.b64encode(a.tobytes()).decode()}
+
+
+def decode_scores(block: dict[str, Any]) -> Any:
+    """Inverse of ``encode_scores`` (float64 array); ValueError when the block holds no scores."""
+    import numpy as np
+
+    if not block or "base64" not in block:
+        raise ValueError(f"no stored scores ({(block or {}).get('omitted', 'none recorded')})")
+    a = np.frombuffer(base64.b64decode(block["base64"]), dtype="<f4").astype(np.float64)
+    if a.shape[0] != block["n"]:
+        raise ValueError(f"stored scores hold {a.shape[0]} values, the record says {block['n']}")
+    return a
