@@ -53,10 +53,15 @@ def composed(overrides):
     return compose(config_name="config", overrides=list(overrides))
 
 
-def test_metric_keys_match_the_metrics_module():
-    from rankbench.metrics.evaluation import DEFAULT_METRICS
+def test_every_metric_key_config_accepts_is_one_evaluate_computes():
+    import numpy as np
 
-    assert set(METRIC_KEYS) == set(DEFAULT_METRICS)
+    from rankbench.metrics import evaluate
+    from rankbench.metrics.names import DEFAULT_METRICS
+
+    assert set(DEFAULT_METRICS) <= set(METRIC_KEYS)
+    y, s, q = np.array([2, 1, 0, 0]), np.array([0.3, 0.2, 0.4, 0.1]), np.zeros(4, int)
+    assert set(evaluate(y, s, q, METRIC_KEYS)) == set(METRIC_KEYS)
 
 
 def test_every_contract_solver_has_a_config_with_valid_defaults():

@@ -52,8 +52,11 @@ HAND_S = np.array([0.5, 0.9, 0.5, 0.1, 0.3])
 
 def test_hand_example_ndcg_both_conventions():
     assert ndcg_at_k(HAND_Y, HAND_S, None, 3) == pytest.approx(3.6309298 / 4.6309298, abs=1e-7)
-    assert ndcg_at_k(HAND_Y, HAND_S, None, 3, convention="standard") == pytest.approx(
+    assert ndcg_at_k(HAND_Y, HAND_S, None, 3, convention="exp-log2") == pytest.approx(
         2.3927893 / 4.1309298, abs=1e-7)
+    with pytest.warns(FutureWarning, match="deprecated: it means 'exp-log2'"):
+        assert ndcg_at_k(HAND_Y, HAND_S, None, 3, convention="standard") == pytest.approx(
+            2.3927893 / 4.1309298, abs=1e-7)
     assert ndcg_at_k(HAND_Y, HAND_S, None, 3, ties="worst") == pytest.approx(
         2.8927893 / 4.6309298, abs=1e-7)
     # ranks 1 and 2 are undiscounted under letor: NDCG@2 = (0 + 3) / (3 + 1)
@@ -101,16 +104,20 @@ def _dcg(labels, k, convention):
     total = 0.0
     for pos, lab in enumerate(labels[:k]):
         r = pos + 1
-        if convention == "standard":
+        if convention in ("exp-log2", "trec"):
             d = 1.0 / math.log2(r + 1)
         else:
             d = 1.0 if r <= 2 else 1.0 / math.log2(r)
-        total += (2**lab - 1) * d
+        total += (lab if convention == "trec" else 2**lab - 1) * d
     return total
 
 
-def _ndcg_bf(labels, scores, k, convention="letor", ties="stable"):
-    ranked = _ranked_labels(labels, scores, ties)
+def _ndcg_bf(labels, scores, k, convention="letor", ties="stable", ids=None):
+    if convention == "trec" and ties == "stable":  # trec_eval: equal scores by descending docno
+        order = sorted(range(len(labels)), key=lambda i: (-scores[i], [-ord(c) for c in ids[i]] + [1]))
+        ranked = [labels[i] for i in order]
+    else:
+        ranked = _ranked_labels(labels, scores, ties)
     if convention == "letor4" and len(labels) < k:
         return 0.0
     ideal = _dcg(sorted(labels, reverse=True), k, convention)
@@ -198,13 +205,15 @@ def _nanmean(values):
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("convention", ["letor", "letor4", "standard"])
+@pytest.mark.parametrize("convention", ["letor", "letor4", "exp-log2", "trec"])
 def test_ndcg_matches_bruteforce(seed, convention):
     y, s, qid = _random_case(seed)
-    qs = _queries(y, s, qid)
+    ids = np.arange(y.shape[0]).astype(str)   # the generated ids of a call without docids
+    qs = {q: (y[qid == q].tolist(), s[qid == q].tolist(), ids[qid == q].tolist())
+          for q in dict.fromkeys(qid.tolist())}
     for k in (1, 3, 10):
         for ties in ("stable", "worst"):
-            want = [_ndcg_bf(lab, sc, k, convention, ties) for lab, sc in qs.values()]
+            want = [_ndcg_bf(lab, sc, k, convention, ties, i) for lab, sc, i in qs.values()]
             got = ndcg_at_k(y, s, qid, k, convention=convention, per_query=True, ties=ties)
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
@@ -266,7 +275,7 @@ def test_pairwise_accuracy_matches_bruteforce(seed):
 # Properties and cross-checks.
 
 
-@pytest.mark.parametrize("convention", ["letor", "letor4", "standard"])
+@pytest.mark.parametrize("convention", ["letor", "letor4", "exp-log2", "trec"])
 def test_ranking_by_labels_is_perfect(convention):
     y, _, qid = _random_case(11, levels=5)
     s = y + 0.0
@@ -310,7 +319,7 @@ def test_ndcg_standard_matches_sklearn_without_ties():
         s = rng.permutation(n).astype(float)
         for k in (1, 5, 10):
             want = ndcg_score([2.0**y - 1], [s], k=k)
-            assert ndcg_at_k(y, s, None, k, convention="standard") == pytest.approx(want, rel=1e-12)
+            assert ndcg_at_k(y, s, None, k, convention="exp-log2") == pytest.approx(want, rel=1e-12)
 
 
 def test_per_query_values_average_to_the_mean():
@@ -337,8 +346,8 @@ def test_skip_no_relevant_excludes_queries():
     y = np.array([0, 0, 1, 0])
     s = np.array([1.0, 0.0, 0.0, 1.0])
     qid = np.array([1, 1, 2, 2])
-    assert ndcg_at_k(y, s, qid, 2, convention="standard") == pytest.approx(0.5 * (1 / np.log2(3)))
-    assert ndcg_at_k(y, s, qid, 2, convention="standard", skip_no_relevant=True) == pytest.approx(
+    assert ndcg_at_k(y, s, qid, 2, convention="exp-log2") == pytest.approx(0.5 * (1 / np.log2(3)))
+    assert ndcg_at_k(y, s, qid, 2, convention="exp-log2", skip_no_relevant=True) == pytest.approx(
         1 / np.log2(3))
     assert mean_average_precision(y, s, qid) == pytest.approx(0.25)
     assert mean_average_precision(y, s, qid, skip_no_relevant=True) == pytest.approx(0.5)
@@ -361,13 +370,13 @@ def test_evaluate_keys_and_consistency():
     assert res["auc"] == pytest.approx(auc(y, s, qid), rel=1e-12)
     assert res["mauc"] == pytest.approx(mauc(y, s, qid), rel=1e-12)
     assert res["pairwise_accuracy"] == pytest.approx(pairwise_accuracy(y, s, qid), rel=1e-12)
-    std = evaluate(y, s, qid, metrics=["ndcg@3"], convention="standard")
-    assert std == {"ndcg@3": pytest.approx(ndcg_at_k(y, s, qid, 3, convention="standard"))}
+    std = evaluate(y, s, qid, metrics=["ndcg@3"], convention="exp-log2")
+    assert std == {"ndcg@3": pytest.approx(ndcg_at_k(y, s, qid, 3, convention="exp-log2"))}
 
-    worst = evaluate(y, s, qid, metrics=["ndcg@5", "map", "mrr"], convention="standard",
+    worst = evaluate(y, s, qid, metrics=["ndcg@5", "map", "mrr"], convention="exp-log2",
                      ties="worst", skip_no_relevant=True)
     assert worst["ndcg@5"] == pytest.approx(ndcg_at_k(
-        y, s, qid, 5, convention="standard", ties="worst", skip_no_relevant=True), rel=1e-12)
+        y, s, qid, 5, convention="exp-log2", ties="worst", skip_no_relevant=True), rel=1e-12)
     assert worst["map"] == pytest.approx(
         mean_average_precision(y, s, qid, ties="worst", skip_no_relevant=True), rel=1e-12)
     assert worst["mrr"] == pytest.approx(
@@ -405,7 +414,7 @@ def test_no_relevant_document_anywhere():
         (lambda: ndcg_at_k([], [], None), "empty"),
         (lambda: ndcg_at_k([1.5, 0], [0.1, 0.2], None), "integers"),
         (lambda: ndcg_at_k([1, 0], [0.1, 0.2], None, k=0), "positive integer"),
-        (lambda: ndcg_at_k([1, 0], [0.1, 0.2], None, convention="trec"), "convention"),
+        (lambda: ndcg_at_k([1, 0], [0.1, 0.2], None, convention="trec_eval"), "convention"),
         (lambda: ndcg_at_k([1, -1], [0.1, 0.2], None), "non-negative"),
         (lambda: ndcg_at_k([1, 0], [0.1, 0.2], None, ties="best"), "ties"),
         (lambda: precision_at_k([1, 0], [0.1, 0.2], None, 1, average="weighted"), "average"),

@@ -306,11 +306,48 @@ def results_parser() -> argparse.ArgumentParser:
     p.add_argument("--query-metric", default="ndcg@10", choices=["ndcg@10", "map", "auc"],
                    help="with --compare: the per-query test metric (default ndcg@10)")
     p.add_argument("--errors", action="store_true", help="show the first line of each failed run's error")
+    p.add_argument("--export-trec", metavar="DIR",
+                   help="write each listed ok run's test ranking as a TREC run (DIR/<run_id>.run, "
+                        "from its stored scores) and the test split's qrels "
+                        "(DIR/<dataset>[_<variant>]_fold<k>.qrels), for trec_eval / ir-measures / ranx")
+    p.add_argument("--data-root", help="with --export-trec: the data root (default RANKBENCH_DATA)")
     p.add_argument("--sort", help="comma-separated sort columns")
     p.add_argument("--format", choices=["table", "csv", "json"], default="table")
     p.add_argument("--skip-corrupt", action="store_true",
                    help="list corrupt record files on stderr and show the rest (default: stop)")
     return p
+
+
+def export_trec(records: list[dict[str, Any]], out: Path, data_root: str | None) -> int:
+    """``rankbench results --export-trec DIR``: TREC run + qrels of each ok record's test split."""
+    from rankbench.runner import load_split
+    from rankbench.store import decode_scores
+    from rankbench.trec import write_qrels, write_run
+
+    ok = [r for r in records if r.get("status") == "ok"]
+    if not ok:
+        print("rankbench results: no ok runs to export", file=sys.stderr)
+        return 0
+    out.mkdir(parents=True, exist_ok=True)
+    problems, written, splits = [], 0, {}
+    for r in ok:
+        try:
+            scores = decode_scores((r.get("scores") or {}).get("test"))
+            spec = {**r["spec"], "data_root": data_root} if data_root else dict(r["spec"])
+            key = (r["dataset"], r.get("variant"), r["fold"], repr(r["spec"].get("data_params")))
+            if key not in splits:
+                splits[key] = load_split(spec, "test")
+                name = "_".join(str(x) for x in (r["dataset"], r.get("variant")) if x)
+                write_qrels(out / f"{name}_fold{r['fold']}.qrels", splits[key])
+            write_run(out / f"{r['run_id']}.run", splits[key], scores,
+                      tag=f"{r['solver']}_{r['run_id'][:8]}")
+            written += 1
+        except (ValueError, OSError) as exc:
+            problems.append(f"{r['run_id'][:10]} ({r['dataset']} fold {r['fold']} {r['solver']}): {exc}")
+    for p in problems:
+        print(f"rankbench results: not exported: {p}", file=sys.stderr)
+    print(f"wrote {written} TREC run(s) and {len(splits)} qrels file(s) to {out}")
+    return 1 if problems else 0
 
 
 def results_main(argv: list[str] | None = None) -> int:
@@ -351,6 +388,8 @@ def results_main(argv: list[str] | None = None) -> int:
         print(f"no records in {' or '.join(str(s.root) for s in stores)}" + (
             " matching the filters" if any(v for v in filters.values()) else ""), file=sys.stderr)
         return 0
+    if args.export_trec:
+        return export_trec(records, Path(args.export_trec), args.data_root)
     if args.format == "table":  # csv / json keep the plain name and the synthetic column
         frame = mark_synthetic(frame)
     if args.compare:

@@ -28,6 +28,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from rankbench.metrics.names import METRIC_KEYS  # the one list of metric names
 from rankbench.store import check_experiment_tag
 
 MODES = ("select", "fixed", "per_fold")
@@ -36,12 +37,6 @@ MISSING_DATA = ("error", "skip", "stand_in")
 TIERS = ("default", "peers")  # which make target trains an experiment
 SPLITS = ("train", "vali", "test")
 # Keys of metrics.evaluate (docs/interfaces.md); selection and report columns use them.
-METRIC_KEYS = (
-    tuple(f"ndcg@{k}" for k in range(1, 11))
-    + ("map", "mrr", "auc", "mauc", "pairwise_accuracy")
-    + tuple(f"p@{k}" for k in range(1, 11))
-    + tuple(f"p@{k}_macro" for k in range(1, 11))
-)
 # Solver config keys that are not estimator parameters.
 SOLVER_META_KEYS = ("name", "grid")
 LOG10_PREFIX = "log10_"

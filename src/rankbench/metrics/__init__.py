@@ -1,36 +1,27 @@
 """Ranking metrics (NDCG@k, MAP, P@k micro/macro, MRR, AUC, MAUC, class AUC, pairwise accuracy)
 vectorised over queries, and `evaluate` for the key names every record uses.
 
-Definitions and conventions (letor / letor4 / standard): see rankbench.metrics.measures.
+Definitions and conventions (letor / letor4 / trec / exp-log2): see rankbench.metrics.measures.
 """
 
-from rankbench.metrics.evaluation import DEFAULT_METRICS, evaluate, evaluate_per_query
-from rankbench.metrics.measures import (
-    CONVENTIONS,
-    auc,
-    class_auc,
-    mauc,
-    mean_average_precision,
-    mrr,
-    ndcg_at_k,
-    pairwise_accuracy,
-    precision_at_k,
-)
-from rankbench.metrics.ranked_lists import RankedLists, rank_queries
+from importlib import import_module
 
-__all__ = [
-    "CONVENTIONS",
-    "DEFAULT_METRICS",
-    "RankedLists",
-    "auc",
-    "class_auc",
-    "evaluate",
-    "evaluate_per_query",
-    "mauc",
-    "mean_average_precision",
-    "mrr",
-    "ndcg_at_k",
-    "pairwise_accuracy",
-    "precision_at_k",
-    "rank_queries",
-]
+from rankbench.metrics.names import DEFAULT_METRICS, METRIC_KEYS
+
+# imported on first use, so that ``import rankbench.metrics.names`` (config validation) does not
+# load numba
+_LAZY = {
+    "evaluate": "evaluation", "evaluate_per_query": "evaluation",
+    "CONVENTIONS": "measures", "auc": "measures", "class_auc": "measures", "mauc": "measures",
+    "mean_average_precision": "measures", "mrr": "measures", "ndcg_at_k": "measures",
+    "pairwise_accuracy": "measures", "precision_at_k": "measures", "r_precision": "measures",
+    "RankedLists": "ranked_lists", "rank_queries": "ranked_lists",
+}
+
+__all__ = ["DEFAULT_METRICS", "METRIC_KEYS", *_LAZY]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(f"rankbench.metrics.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'rankbench.metrics' has no attribute {name!r}")

@@ -9,17 +9,13 @@ from typing import Any
 import numpy as np
 
 from rankbench.metrics import measures as m
+from rankbench.metrics.names import DEFAULT_METRICS  # noqa: F401 - re-exported
 from rankbench.metrics.ranked_lists import RankedLists, rank_queries
 
-DEFAULT_METRICS: tuple[str, ...] = (
-    *(f"ndcg@{k}" for k in range(1, 11)),
-    "map", "mrr", "auc", "mauc", "pairwise_accuracy",
-    *(f"p@{k}" for k in range(1, 11)),
-    *(f"p@{k}_macro" for k in range(1, 11)),
-)
-
 _KEY = re.compile(r"^(ndcg|p)@([1-9][0-9]*)(_macro)?$")
-_PLAIN = ("map", "mrr", "auc", "mauc", "pairwise_accuracy")
+_PLAIN = ("map", "mrr", "rprec", "auc", "mauc", "mauc_pooled", "pairwise_accuracy")
+# set-level metrics: one value for the whole scored set, no per-query values
+_POOLED = ("mauc_pooled",)
 
 
 def _parse(key: str) -> tuple[str, int]:
@@ -76,6 +72,10 @@ class _PerQuery:
             return self._get("binary")[3][:, k - 1] / k
         if family == "p_macro":
             return self._get("p_macro")[:, k - 1]
+        if family in _POOLED:
+            raise ValueError(f"{key} is one value for the whole set (no per-query values)")
+        if family == "rprec":
+            return m.r_precision_per_query(self.r)
         if family in ("map", "mrr"):
             ap, nrel, rr, _ = self._get("binary")
             vals = ap if family == "map" else rr
@@ -88,6 +88,9 @@ class _PerQuery:
 
     def mean(self, key: str) -> float:
         """The metric's value over the data set (mean over queries; pairs pooled for pairwise_accuracy)."""
+        if key == "mauc_pooled":  # Welleck's MAUC over the pooled test set: one ranking
+            pooled = rank_queries(self.r.y, self.r.scores, None)
+            return float(m.mauc_per_query(pooled)[0])
         if key == "pairwise_accuracy":
             correct, tied, total = self._get("pairs")
             n = int(total.sum())
@@ -97,7 +100,7 @@ class _PerQuery:
 
 def evaluate(y: Any, scores: Any, qid: Any, metrics: Iterable[str] | None = None,
              convention: str = "letor", ties: str = "stable",
-             skip_no_relevant: bool = False) -> dict[str, float]:
+             skip_no_relevant: bool = False, docids: Any = None) -> dict[str, float]:
     """All metrics of one scored data set (keys as in docs/interfaces.md); one sort, O(n log n + n L).
 
     ``metrics=None`` computes DEFAULT_METRICS: ndcg@1..10, map, mrr, auc, mauc,
@@ -106,11 +109,13 @@ def evaluate(y: Any, scores: Any, qid: Any, metrics: Iterable[str] | None = None
     None), over the queries where they are defined; pairwise_accuracy pools all pairs.
     ``ties`` orders equal scores for the position metrics (AUC-type metrics count ties 1/2
     whatever the order); ``skip_no_relevant`` drops queries without a relevant document
-    from NDCG, MAP and MRR.
+    from NDCG, MAP and MRR.  ``rprec`` (R-precision) and ``mauc_pooled`` (MAUC of the
+    whole set as one ranking, Welleck's other reading) are computed when asked for.
+    ``docids`` name the documents for the ``"trec"`` convention's tie order.
     """
-    m.check_convention(convention)
+    convention = m.check_convention(convention)
     keys = list(DEFAULT_METRICS if metrics is None else metrics)
-    r = rank_queries(y, scores, qid, ties)
+    r = rank_queries(y, scores, qid, m.ties_for(convention, ties), docids)
     table = _PerQuery(r, keys, convention, skip_no_relevant)
     return {key: table.mean(key) for key in keys}
 
@@ -118,14 +123,14 @@ def evaluate(y: Any, scores: Any, qid: Any, metrics: Iterable[str] | None = None
 def evaluate_per_query(y: Any, scores: Any, qid: Any,
                        metrics: Iterable[str] = ("ndcg@10", "map", "auc"),
                        convention: str = "letor", ties: str = "stable",
-                       skip_no_relevant: bool = False) -> dict[str, np.ndarray]:
+                       skip_no_relevant: bool = False, docids: Any = None) -> dict[str, np.ndarray]:
     """Per-query values: ``{"qid": query ids in order of first appearance, key: array, ...}``.
 
     Undefined or skipped values (e.g. AUC of a query with one class) are NaN.
     """
-    m.check_convention(convention)
+    convention = m.check_convention(convention)
     keys = list(metrics)
-    r = rank_queries(y, scores, qid, ties)
+    r = rank_queries(y, scores, qid, m.ties_for(convention, ties), docids)
     table = _PerQuery(r, keys, convention, skip_no_relevant)
     out: dict[str, np.ndarray] = {"qid": r.query_ids}
     for key in keys:

@@ -12,6 +12,8 @@ from numba import njit
 
 DISCOUNT_LETOR = 0
 DISCOUNT_STANDARD = 1
+GAIN_EXP = 0      # 2^r - 1 (Burges; LETOR)
+GAIN_LINEAR = 1   # r (trec_eval's ndcg / ndcg_cut)
 
 
 @njit(cache=True)
@@ -42,8 +44,9 @@ def _discount(pos: int, mode: int) -> float:
 
 
 @njit(cache=True)
-def ndcg_table(y: np.ndarray, ptr: np.ndarray, kmax: int, mode: int) -> np.ndarray:
-    """NDCG@1..kmax of every query, shape (n_queries, kmax); gain 2^y - 1; O(n log n).
+def ndcg_table(y: np.ndarray, ptr: np.ndarray, kmax: int, mode: int,
+               gain: int = GAIN_EXP) -> np.ndarray:
+    """NDCG@1..kmax of every query, shape (n_queries, kmax); gain 2^y - 1 or y; O(n log n).
 
     A query with fewer than k documents gets NDCG over all of its documents (truncation);
     a query whose ideal DCG is 0 (no relevant document) gets 0.
@@ -60,8 +63,12 @@ def ndcg_table(y: np.ndarray, ptr: np.ndarray, kmax: int, mode: int) -> np.ndarr
         idcg = 0.0
         for j in range(m):
             d = _discount(j, mode)
-            dcg += (2.0 ** y[a + j] - 1.0) * d
-            idcg += (2.0 ** ideal[j] - 1.0) * d
+            if gain == GAIN_LINEAR:
+                dcg += y[a + j] * d
+                idcg += ideal[j] * d
+            else:
+                dcg += (2.0 ** y[a + j] - 1.0) * d
+                idcg += (2.0 ** ideal[j] - 1.0) * d
             out[q, j] = dcg / idcg if idcg > 0.0 else 0.0
         for j in range(m, kmax):
             out[q, j] = out[q, m - 1]

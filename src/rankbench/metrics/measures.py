@@ -22,12 +22,22 @@ Conventions (``convention=``); tests/test_metrics.py works an example through by
     report for MQ2007/MQ2008 NDCG@k at large k (tests/test_metrics_realdata.py reproduces
     the published MQ2008 table's shape).  On OHSUMED (>= 35 documents per query) and the
     Gov sets (about 1000) the two LETOR conventions give identical numbers.
-``"standard"``
-    discount ``1/log2(r + 1)`` at every rank (Jarvelin & Kekalainen, Burges; trec_eval's
-    ``ndcg_cut``), gain ``2^r - 1``.
+``"trec"``
+    trec_eval exactly (its ``ndcg_cut.k``, ``map``, ``P.k``, ``recip_rank``, ``Rprec``):
+    gain = the label itself (linear), discount ``1/log2(r + 1)`` at every rank, ideal DCG
+    from the query's judged documents, and trec_eval's order of equal scores: descending
+    document id (``strcmp``).  Pass the documents' ids as ``docids=`` (``RankingData.doc_ids()``:
+    LETOR's ``#docid = ...`` comments, else ``L<line>``); without them the input position in
+    decimal is the id.  tests/test_metrics_parity.py checks every value per query against
+    pytrec_eval and ir-measures on real runs.
+``"exp-log2"``
+    Burges' NDCG: gain ``2^r - 1``, discount ``1/log2(r + 1)`` at every rank; equal scores in
+    input order.  ``"standard"`` is a deprecated alias (it is not trec_eval's, whose gain is
+    linear).
 
 Independent of the convention: ``ties="worst"`` orders equal scores with lower labels
-first (relevant after non-relevant: the pessimistic bound); ``skip_no_relevant=True`` leaves
+first (relevant after non-relevant: the pessimistic bound), ``ties="docid"`` by descending
+document id (the ``"trec"`` convention's default); ``skip_no_relevant=True`` leaves
 queries without a relevant document out of the mean (NaN per query).
 Relevant means label > 0 for MAP, MRR, P@k and (binary) AUC.
 """
@@ -42,7 +52,8 @@ import numpy as np
 from rankbench.metrics import kernels
 from rankbench.metrics.ranked_lists import RankedLists, label_classes, rank_queries
 
-CONVENTIONS = ("letor", "letor4", "standard")
+CONVENTIONS = ("letor", "letor4", "trec", "exp-log2")
+DEPRECATED_CONVENTIONS = {"standard": "exp-log2"}
 PRECISION_AVERAGES = ("micro", "macro")
 PAIR_AVERAGES = ("pairs", "queries")
 
@@ -51,10 +62,24 @@ PAIR_AVERAGES = ("pairs", "queries")
 
 
 def check_convention(convention: str) -> str:
-    """Validate a convention name."""
+    """Validate a convention name; the canonical name (a deprecated alias warns and maps)."""
+    if convention in DEPRECATED_CONVENTIONS:
+        import warnings
+
+        new = DEPRECATED_CONVENTIONS[convention]
+        warnings.warn(f"convention={convention!r} is deprecated: it means {new!r} (gain 2^r - 1, "
+                      "discount 1/log2(r + 1)), which is not trec_eval's; use "
+                      f"convention={new!r}, or 'trec' for trec_eval's numbers",
+                      FutureWarning, stacklevel=3)
+        return new
     if convention not in CONVENTIONS:
         raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
     return convention
+
+
+def ties_for(convention: str, ties: str) -> str:
+    """The tie order a convention implies: trec_eval breaks score ties by document id."""
+    return "docid" if convention == "trec" and ties == "stable" else ties
 
 
 def check_cutoff(k: Any, name: str = "k") -> int:
@@ -88,10 +113,11 @@ def _finish(per_query_values: np.ndarray, per_query: bool) -> float | np.ndarray
 def ndcg_table(r: RankedLists, kmax: int, convention: str = "letor",
                skip_no_relevant: bool = False) -> np.ndarray:
     """NDCG@1..kmax of every ranked query, shape (n_queries, kmax); NaN rows for skipped queries."""
-    check_convention(convention)
+    convention = check_convention(convention)
     _check_nonnegative_labels(r, "NDCG")
-    mode = kernels.DISCOUNT_STANDARD if convention == "standard" else kernels.DISCOUNT_LETOR
-    table = kernels.ndcg_table(r.y, r.ptr, kmax, mode)
+    mode = kernels.DISCOUNT_LETOR if convention in ("letor", "letor4") else kernels.DISCOUNT_STANDARD
+    gain = kernels.GAIN_LINEAR if convention == "trec" else kernels.GAIN_EXP
+    table = kernels.ndcg_table(r.y, r.ptr, kmax, mode, gain)
     if convention == "letor4":
         short = r.sizes[:, None] <= np.arange(kmax)[None, :]
         table[short] = 0.0
@@ -103,11 +129,11 @@ def ndcg_table(r: RankedLists, kmax: int, convention: str = "letor",
 
 def ndcg_at_k(y: Any, scores: Any, qid: Any, k: int = 10, convention: str = "letor",
               per_query: bool = False, ties: str = "stable",
-              skip_no_relevant: bool = False) -> float | np.ndarray:
-    """Mean NDCG@k over queries (gain 2^r - 1, discount per ``convention``); O(n log n)."""
+              skip_no_relevant: bool = False, docids: Any = None) -> float | np.ndarray:
+    """Mean NDCG@k over queries (gain and discount per ``convention``); O(n log n)."""
     k = check_cutoff(k)
-    check_convention(convention)
-    r = rank_queries(y, scores, qid, ties)
+    convention = check_convention(convention)
+    r = rank_queries(y, scores, qid, ties_for(convention, ties), docids)
     return _finish(ndcg_table(r, k, convention, skip_no_relevant)[:, k - 1], per_query)
 
 
@@ -118,11 +144,12 @@ def binary_stats(r: RankedLists, kmax: int = 1):
 
 def mean_average_precision(y: Any, scores: Any, qid: Any, convention: str = "letor",
                            per_query: bool = False, ties: str = "stable",
-                           skip_no_relevant: bool = False) -> float | np.ndarray:
+                           skip_no_relevant: bool = False, docids: Any = None) -> float | np.ndarray:
     """MAP, relevant = label > 0: AP averages precision at each relevant rank over the query's
-    relevant documents; a query without relevant documents scores 0 (or is skipped); O(n log n)."""
-    check_convention(convention)
-    r = rank_queries(y, scores, qid, ties)
+    relevant documents; a query without relevant documents scores 0 (or is skipped); O(n log n).
+    The conventions differ only in the order of equal scores (``"trec"``: by document id)."""
+    convention = check_convention(convention)
+    r = rank_queries(y, scores, qid, ties_for(convention, ties), docids)
     ap, nrel, _, _ = binary_stats(r)
     if skip_no_relevant:
         ap = np.where(nrel > 0, ap, np.nan)
@@ -130,9 +157,10 @@ def mean_average_precision(y: Any, scores: Any, qid: Any, convention: str = "let
 
 
 def mrr(y: Any, scores: Any, qid: Any, per_query: bool = False, ties: str = "stable",
-        skip_no_relevant: bool = False) -> float | np.ndarray:
-    """Mean reciprocal rank of the first relevant (label > 0) document; 0 for a query without one."""
-    r = rank_queries(y, scores, qid, ties)
+        skip_no_relevant: bool = False, docids: Any = None) -> float | np.ndarray:
+    """Mean reciprocal rank of the first relevant (label > 0) document; 0 for a query without one
+    (trec_eval's ``recip_rank`` with ``ties="docid"``)."""
+    r = rank_queries(y, scores, qid, ties, docids)
     _, nrel, rr, _ = binary_stats(r)
     if skip_no_relevant:
         rr = np.where(nrel > 0, rr, np.nan)
@@ -160,7 +188,8 @@ def precision_table(r: RankedLists, kmax: int, average: str) -> np.ndarray:
 
 
 def precision_at_k(y: Any, scores: Any, qid: Any, k: int, average: str = "micro",
-                   per_query: bool = False, ties: str = "stable") -> float | np.ndarray:
+                   per_query: bool = False, ties: str = "stable",
+                   docids: Any = None) -> float | np.ndarray:
     """Precision@k, micro- or macro-averaged over the relevant classes (Welleck 2016, sect. 3.1).
 
     The top k documents of a query are its predicted-relevant set; positions beyond the end of
@@ -180,8 +209,28 @@ def precision_at_k(y: Any, scores: Any, qid: Any, k: int, average: str = "micro"
     follows the prevalent classes, macro weighs every class equally) hold.
     """
     k = check_cutoff(k)
-    r = rank_queries(y, scores, qid, ties)
+    r = rank_queries(y, scores, qid, ties, docids)
     return _finish(precision_table(r, k, average)[:, k - 1], per_query)
+
+
+def r_precision_per_query(r: RankedLists) -> np.ndarray:
+    """R-precision of every ranked query: relevant documents in the top R over R, R = the
+    query's number of relevant documents; 0 for a query without one (trec_eval's Rprec)."""
+    nrel = np.add.reduceat((r.y > 0).astype(np.int64), r.ptr[:-1]) if r.n_queries else np.zeros(0)
+    out = np.zeros(r.n_queries)
+    for q in range(r.n_queries):
+        R = int(nrel[q])
+        if R:
+            a = r.ptr[q]
+            out[q] = float((r.y[a:a + R] > 0).sum()) / R
+    return out
+
+
+def r_precision(y: Any, scores: Any, qid: Any, per_query: bool = False, ties: str = "stable",
+                docids: Any = None) -> float | np.ndarray:
+    """Mean R-precision over queries (trec_eval's ``Rprec`` with ``ties="docid"``); O(n log n)."""
+    r = rank_queries(y, scores, qid, ties, docids)
+    return _finish(r_precision_per_query(r), per_query)
 
 
 # ---------------------------------------------------------------- ROC-based metrics
@@ -329,6 +378,6 @@ def pairwise_accuracy(y: Any, scores: Any, qid: Any, per_query: bool = False,
 
 
 __all__: Sequence[str] = (
-    "CONVENTIONS", "ndcg_at_k", "mean_average_precision", "mrr", "precision_at_k", "auc",
-    "mauc", "class_auc", "pairwise_accuracy",
+    "CONVENTIONS", "ndcg_at_k", "mean_average_precision", "mrr", "precision_at_k", "r_precision",
+    "auc", "mauc", "class_auc", "pairwise_accuracy",
 )

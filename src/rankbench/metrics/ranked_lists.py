@@ -10,7 +10,7 @@ import numpy as np
 from rankbench.data.ranking_data import group_by_query, integer_labels
 from rankbench.metrics.kernels import argsort_within_queries
 
-TIE_ORDERS = ("stable", "worst")
+TIE_ORDERS = ("stable", "worst", "docid")
 
 
 @dataclass(frozen=True, eq=False)
@@ -20,7 +20,9 @@ class RankedLists:
     Query ``q`` owns positions ``ptr[q]:ptr[q+1]`` of ``y`` (int64 labels) and ``scores``
     (float64, non-increasing inside a query).  ``query_ids`` holds the id of each query.
     ``ties`` records how equal scores were ordered: ``"stable"`` keeps input order,
-    ``"worst"`` puts lower labels first (relevant documents after non-relevant ones).
+    ``"worst"`` puts lower labels first (relevant documents after non-relevant ones),
+    ``"docid"`` puts the larger document id first (trec_eval's order: descending score, then
+    descending docno by ``strcmp``).
     """
 
     y: np.ndarray
@@ -83,16 +85,31 @@ def check_ties(ties: str) -> str:
     return ties
 
 
-def rank_queries(y: Any, scores: Any, qid: Any = None, ties: str = "stable") -> RankedLists:
+def doc_keys(docids: Any, n: int) -> np.ndarray:
+    """Rank of each document id in byte order (``strcmp``), int64; ids default to the input
+    position written in decimal ("0", "1", ...), the stable generated id of a bare call."""
+    if docids is None:
+        docids = np.arange(n).astype(str)
+    ids = np.asarray(docids)
+    if ids.shape != (n,):
+        raise ValueError(f"docids must hold one id per document ({n}), got shape {ids.shape}")
+    b = np.char.encode(ids.astype(str), "utf-8")
+    _, inv = np.unique(b, return_inverse=True)
+    return inv.astype(np.int64)
+
+
+def rank_queries(y: Any, scores: Any, qid: Any = None, ties: str = "stable",
+                 docids: Any = None) -> RankedLists:
     """Validate, group documents by query (stably) and sort each query by descending score.
 
     O(n log n): a stable argsort of -score inside each query (a global lexsort on
-    (query, -score, label) for ``ties="worst"``).  ``qid=None`` is one query holding every
-    document.
+    (query, -score, label) for ``ties="worst"``, on (query, -score, -docid rank) for
+    ``ties="docid"``).  ``qid=None`` is one query holding every document.
     """
     check_ties(ties)
     y, scores, qid = check_inputs(y, scores, qid)
     n = y.shape[0]
+    dkey = doc_keys(docids, n) if ties == "docid" else None
     if qid is None:
         query_ids = np.zeros(1, dtype=np.int64)
         ptr = np.array([0, n], dtype=np.int64)
@@ -101,6 +118,8 @@ def rank_queries(y: Any, scores: Any, qid: Any = None, ties: str = "stable") -> 
         order, ptr = group_by_query(qid)
         if order is not None:
             y, scores, qid = y[order], scores[order], qid[order]
+            if dkey is not None:
+                dkey = dkey[order]
         query_ids = qid[ptr[:-1]]
         qindex = np.repeat(np.arange(ptr.shape[0] - 1, dtype=np.int64), np.diff(ptr))
     # -0.0 and 0.0 compare equal, so negating keeps ties as ties.
@@ -108,6 +127,8 @@ def rank_queries(y: Any, scores: Any, qid: Any = None, ties: str = "stable") -> 
     many = qindex is not None and ptr.shape[0] > 2
     if ties == "worst":
         perm = np.lexsort((y, neg, qindex) if many else (y, neg))
+    elif ties == "docid":
+        perm = np.lexsort((-dkey, neg, qindex) if many else (-dkey, neg))
     elif many:
         perm = argsort_within_queries(neg, ptr)
     else:
