@@ -89,6 +89,10 @@ def test_compare_selected_pairs_the_selected_runs_per_query():
     assert ab["p_value"] == pytest.approx(2 / 1024, abs=0.004)
     bc = out.loc[("b", "c")]
     assert bc["n_queries"] == 8 and bc["difference"] == 0 and bc["p_value"] == 1.0
+    # Holm over the data set's three comparisons: the smallest p times 3, never below the raw p
+    assert ab["p_holm"] == pytest.approx(min(1.0, 3 * min(out["p_value"])))
+    assert (out["p_holm"] >= out["p_value"] - 1e-15).all()
+    assert ab["ci95_low"] == pytest.approx(0.05) and ab["ci95_high"] == pytest.approx(0.05)
     only = compare_selected(recs, baseline="b")
     assert sorted(zip(only["solver_a"], only["solver_b"], strict=True)) == [("b", "a"), ("b", "c")]
 

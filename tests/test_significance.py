@@ -122,3 +122,55 @@ def test_nan_policy_omit_drops_undefined_queries():
 def test_bad_input_raises_clear_value_error(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ---------------------------------------------------------------- a table of comparisons
+def test_holm_hand_worked():
+    from rankbench.significance import holm
+
+    # sorted p: 0.01, 0.02, 0.04 -> 3*0.01, 2*0.02, 1*0.04 -> monotone max -> 0.03, 0.04, 0.04
+    np.testing.assert_allclose(holm([0.04, 0.01, 0.02]), [0.04, 0.03, 0.04])
+    np.testing.assert_allclose(holm([0.5, 0.6]), [1.0, 1.0])
+    out = holm([0.01, np.nan, 0.2])
+    assert np.isnan(out[1]) and out[0] == pytest.approx(0.02) and out[2] == pytest.approx(0.2)
+
+
+def test_randomization_test_agrees_with_scipy_permutation_test():
+    """Our sign-flip test against scipy.stats.permutation_test (paired 'samples' permutations)."""
+    from scipy.stats import permutation_test
+
+    from rankbench.significance import paired_randomization_test
+
+    rng = np.random.default_rng(3)
+    for shift in (0.0, 0.03, 0.1):
+        a = rng.random(40)
+        b = a - shift + 0.1 * rng.normal(size=40)
+        ours = paired_randomization_test(a, b, n_resamples=20000, seed=1)
+        ref = permutation_test((a, b), lambda x, y: np.mean(x - y), permutation_type="samples",
+                               n_resamples=20000, alternative="two-sided", random_state=2).pvalue
+        assert abs(ours - ref) < 0.015, (shift, ours, ref)
+
+
+def test_compare_systems_interval_effect_size_and_correction():
+    from rankbench.significance import bootstrap_ci, compare_systems, effect_size
+
+    rng = np.random.default_rng(0)
+    base = rng.random(100)
+    better = base + 0.05 + 0.02 * rng.normal(size=100)
+    same = base + 0.02 * rng.normal(size=100)
+    rows = compare_systems([("better", better, base), ("same", same, base)])
+    by = {r["comparison"]: r for r in rows}
+    d = better - base
+    assert by["better"]["diff"] == pytest.approx(d.mean())
+    assert by["better"]["ci_low"] < d.mean() < by["better"]["ci_high"]
+    assert by["better"]["d_z"] == pytest.approx(d.mean() / d.std(ddof=1))
+    assert by["better"]["p"] < 0.001 and by["same"]["p"] > 0.01
+    assert all(r["p_adjusted"] >= r["p"] for r in rows) and rows[0]["correction"] == "holm"
+    # the interval is the percentile bootstrap of the mean: it narrows like 1/sqrt(n)
+    lo, hi = bootstrap_ci(np.tile(d, 4))
+    assert (hi - lo) < 0.6 * (by["better"]["ci_high"] - by["better"]["ci_low"])
+    assert effect_size(np.zeros(5)) == 0.0 and effect_size(np.ones(5)) == np.inf
+    # NaN queries of either system are left out
+    a = better.copy()
+    a[:10] = np.nan
+    assert compare_systems([("x", a, base)])[0]["n_queries"] == 90

@@ -76,12 +76,14 @@ def compare_selected(records: list[dict[str, Any]], metric: str = "vali.ndcg@10"
     value per query (``per_query.test[query_metric]``, averaged over seeds; the folds'
     test sets partition the queries).  Pairs are (baseline, other) when ``baseline`` is
     given, else every pair; each row holds the means over the queries both have, their
-    difference and the paired randomization test's two-sided p-value (queries with an
+    difference with its 95% bootstrap interval, the effect size d_z, the paired randomization
+    test's two-sided p-value and, per data set, the Holm-Bonferroni corrected p-value over
+    that data set's comparisons (``rankbench.significance.compare_systems``; queries with an
     undefined value, e.g. AUC with one class, are left out).
     """
     import pandas as pd
 
-    from rankbench.significance import paired_randomization_test
+    from rankbench.significance import compare_systems
     from rankbench.store import flatten_record
 
     if not records:
@@ -111,17 +113,21 @@ def compare_selected(records: list[dict[str, Any]], metric: str = "vali.ndcg@10"
             pairs = [(baseline, n) for n in names if n != baseline]
         else:
             pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+        kept, arrays = [], []
         for a, b in pairs:
             qids = [q for q in solvers[a] if q in solvers[b]]
             va = np.array([solvers[a][q] for q in qids])
             vb = np.array([solvers[b][q] for q in qids])
-            keep = ~(np.isnan(va) | np.isnan(vb))
-            va, vb = va[keep], vb[keep]
-            p = paired_randomization_test(va, vb, n_resamples=n_resamples, seed=seed) if len(va) else np.nan
+            if (~(np.isnan(va) | np.isnan(vb))).any():  # some query defined for both
+                kept.append((a, b))
+                arrays.append((f"{a} vs {b}", va, vb))
+        compared = compare_systems(arrays, n_resamples=n_resamples, seed=seed)
+        for (a, b), c in zip(kept, compared, strict=True):
             rows.append({"experiment": exp, "dataset": ds, "variant": var, "solver_a": a,
-                         "solver_b": b, "n_queries": int(len(va)), f"a.{query_metric}": va.mean(),
-                         f"b.{query_metric}": vb.mean(), "difference": va.mean() - vb.mean(),
-                         "p_value": p})
+                         "solver_b": b, "n_queries": c["n_queries"], f"a.{query_metric}": c["mean_a"],
+                         f"b.{query_metric}": c["mean_b"], "difference": c["diff"],
+                         "ci95_low": c["ci_low"], "ci95_high": c["ci_high"], "d_z": c["d_z"],
+                         "p_value": c["p"], "p_holm": c["p_adjusted"]})
     return pd.DataFrame(rows)
 
 

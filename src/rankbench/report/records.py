@@ -161,6 +161,27 @@ def per_query(runs: list[PlannedRun], metric: str, split: str = "test") -> tuple
     return np.asarray(keys)[order], np.asarray(vals, dtype=float)[order]
 
 
+def paired_values(a_runs: list[PlannedRun], b_runs: list[PlannedRun],
+                  metric: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per-query test ``metric`` of two selections on the same queries (all folds), or None
+    when either lacks per-query values or they cover different queries."""
+    a, b = per_query(a_runs, metric), per_query(b_runs, metric)
+    if a is None or b is None or a[0].shape != b[0].shape or not np.array_equal(a[0], b[0]):
+        return None
+    return a[1], b[1]
+
+
+def table_tests(pairs: dict[Any, tuple[np.ndarray, np.ndarray] | None]) -> dict[Any, dict]:
+    """One table's paired comparisons (``rankbench.significance.compare_systems``: randomization
+    p-value, Holm-Bonferroni over the family, bootstrap interval, d_z), keyed like ``pairs``."""
+    from rankbench.significance import compare_systems
+
+    usable = {k: v for k, v in pairs.items()
+              if v is not None and (~(np.isnan(v[0]) | np.isnan(v[1]))).sum() >= 2}
+    rows = compare_systems([(str(i), a, b) for i, (a, b) in enumerate(usable.values())])
+    return dict(zip(usable, rows, strict=True))
+
+
 def history(record: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The convergence history stored in ``record`` (empty list when none)."""
     if not record:

@@ -9,8 +9,8 @@ from rankbench.report.compare import plan_status
 from rankbench.report.context import Artefact, RenderContext, worst_status
 from rankbench.report.labels import solver_label
 from rankbench.report.output import markdown_table
-from rankbench.report.records import choose_per_fold, flag, mean_of
-from rankbench.report.renderers.sculley import letor_published, significance
+from rankbench.report.records import choose_per_fold, flag, mean_of, paired_values, table_tests
+from rankbench.report.renderers.sculley import letor_published
 
 METRICS = ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map", "auc"]
 ALPHA = 0.05
@@ -35,7 +35,8 @@ def leaderboard_table(ctx: RenderContext) -> Artefact:
         solvers += [s for s in p.solvers if s not in solvers]
     pending = sorted({s for p in plans for s in p.pending_solvers})
     cols = ["rank", "solver", "method", "folds", *[f"test {m}" for m in METRICS],
-            "p ndcg@10 vs ref", "p map vs ref", "train s/fold", "chosen params"]
+            "p ndcg@10 vs ref", "p map vs ref", "p holm ndcg@10", "p holm map",
+            "ndcg@10 diff 95% CI", "train s/fold", "chosen params"]
     sections, all_rows = [], []
     experiments_dir = ctx.paper.folder.parent
     for ds in main.datasets:
@@ -48,6 +49,7 @@ def leaderboard_table(ctx: RenderContext) -> Artefact:
             continue
         ref_runs = chosen.get((ds, ref), [])
         rows = []
+        pairs = {"ndcg@10": {}, "map": {}}
         for s in solvers:
             c = chosen.get((ds, s), [])
             if not c:
@@ -56,8 +58,8 @@ def leaderboard_table(ctx: RenderContext) -> Artefact:
             for m in METRICS:
                 row[f"test {m}"] = mean_of(c, f"test.{m}")
             if s != ref and ref_runs:
-                row["p ndcg@10 vs ref"] = significance(c, ref_runs, "ndcg@10")
-                row["p map vs ref"] = significance(c, ref_runs, "map")
+                for m in ("ndcg@10", "map"):
+                    pairs[m][s] = paired_values(c, ref_runs, m)
             row["train s/fold"] = mean_of(c, "train.wall_s")
             params = [r.spec["params"] for r in c]
             keys = sorted({k for p in params for k in p if k in ("C", "lam", "learning_rate")})
@@ -65,12 +67,22 @@ def leaderboard_table(ctx: RenderContext) -> Artefact:
                 f"{k}: " + ",".join(f"{p.get(k):g}" if isinstance(p.get(k), float) else str(p.get(k))
                                     for p in params) for k in keys)
             rows.append(flag(row, c, *[f"test {m}" for m in METRICS]))
+        # one family per dataset and metric: Holm-Bonferroni over its comparisons with the reference
+        tests = {m: table_tests(pairs[m]) for m in pairs}
+        for r in rows:
+            for m in ("ndcg@10", "map"):
+                t = tests[m].get(r["solver"])
+                if t:
+                    r[f"p {m} vs ref"], r[f"p holm {m}"] = t["p"], t["p_adjusted"]
+                    if m == "ndcg@10":
+                        r["ndcg@10 diff 95% CI"] = (f"{t['diff']:+.4f} [{t['ci_low']:+.4f}, "
+                                                    f"{t['ci_high']:+.4f}]")
         rows.sort(key=lambda r: -(r.get("test ndcg@10") or -1.0))
         for i, r in enumerate(rows, start=1):
             r["rank"] = i
-            for key in ("p ndcg@10 vs ref", "p map vs ref"):
+            for key in ("p holm ndcg@10", "p holm map"):
                 if r.get(key) is not None and r[key] < ALPHA:
-                    r["method"] = r["method"] + (" *" if key.startswith("p ndcg") else " +")
+                    r["method"] = r["method"] + (" *" if key.endswith("ndcg@10") else " +")
         pub = {m: letor_published(experiments_dir, ds, m) for m in METRICS}
         if any(pub.values()):
             rows.append({"rank": "", "solver": "(published)", "method": next(
@@ -86,8 +98,10 @@ def leaderboard_table(ctx: RenderContext) -> Artefact:
         all_rows += rows
     notes = [
         f"Reference for the paired tests: {solver_label(ref)} ({ref}); p-values from a paired "
-        f"randomization (sign-flip) test over all test queries of the 5 folds. "
-        f"'*': NDCG@10 differs at p < {ALPHA}; '+': MAP differs at p < {ALPHA}.",
+        f"randomization (sign-flip) test over all test queries of the 5 folds; 'p holm': "
+        f"Holm-Bonferroni corrected over the dataset's comparisons with the reference (one family "
+        f"per metric); the NDCG@10 difference with its 95% bootstrap interval over queries. "
+        f"'*': NDCG@10 differs at corrected p < {ALPHA}; '+': MAP differs at corrected p < {ALPHA}.",
         f"Model selection: per fold, the hyper-parameters with the best {select_on}.",
         "train s/fold: mean training wall time of the selected models (numba compilation excluded).",
     ]

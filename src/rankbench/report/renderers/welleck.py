@@ -9,8 +9,15 @@ from rankbench.report.compare import comparison_row, data_kind, plan_status
 from rankbench.report.context import Artefact, RenderContext
 from rankbench.report.labels import solver_label
 from rankbench.report.output import left_out, new_figure, write_figure, write_table
-from rankbench.report.records import choose_per_fold, flag, mean_of, sd_of, skipped_reason
-from rankbench.report.renderers.sculley import significance
+from rankbench.report.records import (
+    choose_per_fold,
+    flag,
+    mean_of,
+    paired_values,
+    sd_of,
+    skipped_reason,
+    table_tests,
+)
 
 _VERDICT = {1.0: "LambdaMART higher", 0.0: "similar", -1.0: "LambdaMART lower"}
 # |difference| below this counts as "similar" when we phrase our own verdict
@@ -38,8 +45,8 @@ def selected_metric_table(ctx: RenderContext) -> Artefact:
     select_on = opts.get("select_on", "vali.ndcg@10")
     chosen = choose_per_fold(plan.runs, select_on)
     cols = ["dataset", "metric", "method", "solver", "folds", "ours", "paper", "diff",
-            "p (paired, queries)", "note"]
-    rows, comps = [], []
+            "p (paired, queries)", "p holm", "note"]
+    rows, comps, pairs = [], [], {}
     solvers = plan.solvers
     for ds in plan.datasets:
         res = plan.resolutions[ds]
@@ -67,18 +74,24 @@ def selected_metric_table(ctx: RenderContext) -> Artefact:
                 ours_v = None if d is None else ("similar" if abs(d) < SIMILAR else
                                                  "LambdaMART higher" if d > 0 else "LambdaMART lower")
                 ca, cb = chosen.get((ds, solvers[0]), []), chosen.get((ds, solvers[1]), [])
-                p = significance(ca, cb, metric) if ca and cb else None
+                pairs[(ds, metric)] = paired_values(ca, cb, metric) if ca and cb else None
                 said = f"paper (qualitative): {_VERDICT[verdict['value']]}; " if verdict else ""
                 rows.append({"dataset": res.label, "metric": metric,
                              "method": f"{solver_label(solvers[0])} - {solver_label(solvers[1])}",
                              "solver": "(difference)", "ours": d, "paper": None,
-                             "p (paired, queries)": p,
+                             "p (paired, queries)": None, "p holm": None, "_key": (ds, metric),
                              "note": f"{said}ours: {ours_v or 'n/a'}"})
+    tests = table_tests(pairs)  # one family: every comparison of this table
+    for row in rows:
+        t = tests.get(row.pop("_key", None))
+        if t:
+            row["p (paired, queries)"], row["p holm"] = t["p"], t["p_adjusted"]
     notes = [f"Per fold, the hyper-parameters with the best {select_on} are chosen; the table "
              "shows the mean over folds of the chosen models' test values.",
              "MAUC and AUC are means over test queries of per-query values (rankbench.metrics); "
              "p: paired randomization test over all test queries of the per-query values the "
-             "records keep (NDCG@10, MAP, AUC, MAUC).",
+             "records keep (NDCG@10, MAP, AUC, MAUC); p holm: Holm-Bonferroni corrected over "
+             "this table's comparisons.",
              f"'similar' in our verdict: |difference| < {SIMILAR}."]
     caption = build_caption(ctx, plan.runs)
     files = write_table(ctx, rows, cols, caption, notes)
