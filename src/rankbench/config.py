@@ -493,10 +493,11 @@ def resolve_data(ds: dict[str, Any], profile: str, missing_data: str,
 
 
 def _stand_in_present(s: dict[str, Any], root: str | None) -> bool:
-    """Generated stand-ins always are; a real data set standing in must be under the data root."""
+    """Generated stand-ins always are (``synthetic``, or a registered set's own generated stand-in,
+    ``data_params.allow_synthetic``); a real data set standing in must be under the data root."""
     from rankbench.data import registry
 
-    if s["dataset"] == "synthetic":
+    if s["dataset"] == "synthetic" or (s.get("data_params") or {}).get("allow_synthetic"):
         return True
     try:
         return registry.dataset_available(s["dataset"], s.get("variant"), root)

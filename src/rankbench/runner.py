@@ -79,10 +79,11 @@ def load_split(spec: dict[str, Any], split: str):
 
 # ---------------------------------------------------------------- evaluation
 def evaluate_split(data, scores: np.ndarray) -> dict[str, float]:
-    """metrics.evaluate's keys plus ``auc_class<c>`` (class c against the rest, Welleck Table 3)."""
-    from rankbench.metrics import class_auc, evaluate
+    """Every metric name (``metrics.names.METRIC_KEYS``: evaluate's defaults, R-precision, pooled
+    MAUC) plus ``auc_class<c>`` (class c against the rest, Welleck Table 3)."""
+    from rankbench.metrics import METRIC_KEYS, class_auc, evaluate
 
-    out = {k: float(v) for k, v in evaluate(data.y, scores, data.qid).items()}
+    out = {k: float(v) for k, v in evaluate(data.y, scores, data.qid, METRIC_KEYS).items()}
     if np.unique(data.y).shape[0] > 2:  # graded labels: binary data has only auc itself
         out.update({f"auc_class{c}": float(v) for c, v in class_auc(data.y, scores, data.qid).items()})
     return out

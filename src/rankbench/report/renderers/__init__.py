@@ -13,6 +13,7 @@ RENDERERS = {f.__name__: f for f in (
     lee_lin.cg_convergence_figure, lee_lin.dual_sparsity_table,
     sculley.letor_map_figure, sculley.rcv1_auc_table, sculley.spd_objective_figure,
     welleck.selected_metric_table, welleck.class_auc_table, welleck.precision_at_k_figure,
+    welleck.training_time_table,
 )}
 
 
