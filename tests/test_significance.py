@@ -174,3 +174,33 @@ def test_compare_systems_interval_effect_size_and_correction():
     a = better.copy()
     a[:10] = np.nan
     assert compare_systems([("x", a, base)])[0]["n_queries"] == 90
+
+
+def test_bootstrap_interval_agrees_with_scipy_bootstrap():
+    from scipy.stats import bootstrap
+
+    from rankbench.significance import bootstrap_ci
+
+    d = np.random.default_rng(7).normal(0.02, 0.1, size=80)
+    lo, hi = bootstrap_ci(d, n_resamples=20000, seed=1)
+    ref = bootstrap((d,), np.mean, n_resamples=20000, method="percentile", confidence_level=0.95,
+                    random_state=2).confidence_interval
+    assert abs(lo - ref.low) < 0.004 and abs(hi - ref.high) < 0.004
+
+
+def test_holm_equals_the_step_down_procedure():
+    """Holm's adjusted p-values reject exactly what the step-down procedure rejects, at any alpha."""
+    from rankbench.significance import holm
+
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        p = rng.random(rng.integers(1, 9)) ** 3
+        adj = holm(p)
+        for alpha in (0.01, 0.05, 0.1):
+            order = np.argsort(p)
+            reject = np.zeros(p.shape[0], bool)
+            for i, j in enumerate(order):  # compare p_(i) with alpha / (m - i), stop at the first miss
+                if p[j] > alpha / (p.shape[0] - i):
+                    break
+                reject[j] = True
+            assert np.array_equal(adj <= alpha, reject)

@@ -22,7 +22,7 @@ class RankedLists:
     ``ties`` records how equal scores were ordered: ``"stable"`` keeps input order,
     ``"worst"`` puts lower labels first (relevant documents after non-relevant ones),
     ``"docid"`` puts the larger document id first (trec_eval's order: descending score, then
-    descending docno by ``strcmp``).
+    descending docno by ``strcmp``) and compares scores in float32, as trec_eval stores them.
     """
 
     y: np.ndarray
@@ -122,6 +122,11 @@ def rank_queries(y: Any, scores: Any, qid: Any = None, ties: str = "stable",
                 dkey = dkey[order]
         query_ids = qid[ptr[:-1]]
         qindex = np.repeat(np.arange(ptr.shape[0] - 1, dtype=np.int64), np.diff(ptr))
+    if ties == "docid":
+        # trec_eval keeps scores as C float: scores equal in float32 are ties there (the ranked
+        # scores stay non-increasing because they are the rounded ones)
+        with np.errstate(over="ignore"):
+            scores = scores.astype(np.float32).astype(np.float64)
     # -0.0 and 0.0 compare equal, so negating keeps ties as ties.
     neg = -scores
     many = qindex is not None and ptr.shape[0] > 2
