@@ -1,0 +1,100 @@
+"""``python -m rankbench.peers build [peer ...]``: build the peer programs, logged, step by step.
+
+Each build unpacks its sources into ``<home>/<peer>/src`` (fresh every time), compiles with
+the system's gcc / make, and copies the programs into ``<home>/<peer>/bin``; the commands
+and their output go to ``<home>/<peer>/build.log``.  A failing step raises ``BuildError``
+naming the peer and the step.  The same sources and compiler give the same programs.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+from rankbench.peers import PEERS, home, program, source_dir
+
+SVMLIGHT_SDIST = "svmlight==0.4"   # the package index's copy of SVM-light V6.02's C sources
+
+
+class BuildError(RuntimeError):
+    """A peer build step failed (the message names the peer, the step and the log)."""
+
+
+def _run(peer: str, step: str, cmd: list[str], cwd: Path, log: Path) -> None:
+    with log.open("a") as fh:
+        fh.write(f"$ {' '.join(cmd)}   (in {cwd})\n")
+        fh.flush()
+        proc = subprocess.run(cmd, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT)
+    if proc.returncode != 0:
+        raise BuildError(f"peer {peer}: step '{step}' failed (exit {proc.returncode}); see {log}")
+
+
+def _fresh(peer: str) -> tuple[Path, Path, Path]:
+    root = home() / peer
+    src = root / "src"
+    shutil.rmtree(src, ignore_errors=True)
+    (root / "bin").mkdir(parents=True, exist_ok=True)
+    src.mkdir(parents=True)
+    log = root / "build.log"
+    log.write_text(f"build of {peer}\n")
+    return root, src, log
+
+
+def _untar(peer: str, archive: Path, dest: Path) -> Path:
+    if not archive.is_file():
+        raise BuildError(f"peer {peer}: step 'sources' failed: {archive} not found (set PEERS_SRC "
+                         "to the folder holding it; ../shared/peers/README.md says where each comes from)")
+    with tarfile.open(archive) as tf:
+        tf.extractall(dest, filter="data")
+    (top,) = [p for p in dest.iterdir() if p.is_dir()]
+    return top
+
+
+def build_svmlight() -> None:
+    root, src, log = _fresh("svmlight")
+    _run("svmlight", "download", [sys.executable, "-m", "pip", "download", "--no-deps",
+                                  "--no-binary", ":all:", SVMLIGHT_SDIST, "-d", str(src)], src, log)
+    (sdist,) = src.glob("svmlight-*.tar.gz")
+    lib = _untar("svmlight", sdist, src / "unpacked") / "lib"
+    for name, files in (("svm_learn", ["svm_learn_main.c", "svm_learn.c", "svm_common.c", "svm_hideo.c"]),
+                        ("svm_classify", ["svm_classify.c", "svm_common.c"])):
+        _run("svmlight", f"compile {name}", ["gcc", "-O3", "-o", str(root / "bin" / name), *files, "-lm"],
+             lib, log)
+
+
+def build_liblinear() -> None:
+    root, src, log = _fresh("liblinear")
+    srcs = source_dir()
+    top = _untar("liblinear", (srcs or Path("PEERS_SRC-unset")) / "liblinear-ranksvm.tar.gz", src)
+    _run("liblinear", "make", ["make", "-s"], top, log)
+    for name in PEERS["liblinear"]:
+        shutil.copy2(top / name, root / "bin" / name)
+
+
+BUILDERS = {"svmlight": build_svmlight, "liblinear": build_liblinear}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    cmd = args.pop(0) if args else "status"
+    names = args or list(BUILDERS)
+    unknown = [n for n in names if n not in BUILDERS]
+    if cmd not in ("build", "status") or unknown:
+        print(f"usage: python -m rankbench.peers build|status [{'|'.join(BUILDERS)} ...]"
+              + (f"; unknown peers {unknown}" if unknown else ""), file=sys.stderr)
+        return 2
+    failed = 0
+    for n in names:
+        if cmd == "build":
+            try:
+                BUILDERS[n]()
+            except BuildError as exc:
+                print(f"rankbench.peers: {exc}", file=sys.stderr)
+                failed += 1
+                continue
+        state = "built" if all(program(n, p).is_file() for p in PEERS[n]) else "not built"
+        print(f"{n}: {state} ({home() / n / 'bin'})")
+    return 1 if failed else 0

@@ -1,0 +1,193 @@
+"""Peer programs as solvers with rankbench's estimator API (fit / decision_function / coef_).
+
+Each wrapper writes the training data in the program's format (SVM-light / LIBLINEAR: the
+LETOR line format ``label qid:Q i:v ...``), runs the program with a time limit, reads the model
+back into a weight vector, and reports two times: ``fit_time_`` the program's own training
+time where it prints one (SVM-light's "Runtime in cpu-seconds", which excludes reading the
+file), else the process's wall time minus the time the same program takes to read the file
+and stop (``read_time_``), and ``wall_total_`` the whole process.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+
+from rankbench.estimators.registry import register_solver
+from rankbench.peers import check_available, program
+
+
+def write_letor(path: Path, X: Any, y: Any, qid: Any) -> None:
+    """``label qid:Q i:v ...`` lines (1-based feature indices, zeros left out), grouped by query."""
+    y = np.asarray(y)
+    qid = np.zeros(y.shape[0], dtype=np.int64) if qid is None else np.asarray(qid)
+    order = np.argsort(qid, kind="stable")
+    X = sp.csr_matrix(X)
+    with path.open("w") as fh:
+        for i in order:
+            a, b = X.indptr[i], X.indptr[i + 1]
+            feats = " ".join(f"{j + 1}:{v!r}" for j, v in zip(X.indices[a:b].tolist(),
+                                                               X.data[a:b].tolist(), strict=True))
+            fh.write(f"{int(y[i])} qid:{int(qid[i])} {feats}\n")
+
+
+class _Peer(BaseEstimator):
+    peer = ""
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        return np.asarray(X @ self.coef_, dtype=float).ravel()
+
+    def _run(self, cmd: list[str], timeout_s: float | None) -> tuple[str, float]:
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise TimeoutError(f"{Path(cmd[0]).name} did not finish within {timeout_s:g} s "
+                               f"(time limit timeout_s)") from None
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} exited with status {proc.returncode}: "
+                               f"{(proc.stderr or proc.stdout)[-500:]}")
+        return proc.stdout, wall
+
+
+@register_solver("svmlight")
+def _make_svmlight(params: dict[str, Any]) -> SVMLightRanker:
+    return SVMLightRanker(**params)
+
+
+class SVMLightRanker(_Peer):
+    """SVM-light V6.02 ranking mode: min 1/2 ||w||^2 + C sum over preference pairs of the hinge
+    (the same C as rankbench's hinge RankSVM: SVM-light's -c is the weight of each pair's
+    slack).  ``max_iter`` is ``-#``: stop when there was no progress for that many iterations
+    (LETOR's SVMLight#: 5000; SVM-light's default 100000); ``tol`` is ``-e`` (default 0.001).
+    After fit: ``coef_``, ``fit_time_`` (SVM-light's own CPU-seconds of training),
+    ``wall_total_``, ``converged_`` (False when SVM-light says it stopped for lack of
+    progress), ``n_iter_``, ``n_support_``."""
+
+    peer = "svmlight"
+
+    def __init__(self, C: float = 1.0, max_iter: int | None = None, tol: float = 1e-3,
+                 timeout_s: float | None = None, verbose: bool = False):
+        self.C = C
+        self.max_iter = max_iter
+        self.tol = tol
+        self.timeout_s = timeout_s
+        self.verbose = verbose
+
+    def fit(self, X: Any, y: Any, qid: Any = None) -> SVMLightRanker:
+        check_available("svmlight")
+        n_features = X.shape[1]
+        with tempfile.TemporaryDirectory(prefix="rankbench-svmlight-") as tmp:
+            train, model = Path(tmp) / "train.dat", Path(tmp) / "model"
+            write_letor(train, X, y, qid)
+            cmd = [str(program("svmlight")), "-z", "p", "-c", repr(float(self.C)), "-e", repr(float(1e-3 if self.tol is None else self.tol))]
+            if self.max_iter is not None:
+                cmd += ["-#", str(int(self.max_iter))]
+            out, wall = self._run([*cmd, str(train), str(model)], self.timeout_s)
+            self.coef_ = _read_svmlight_model(model, n_features)
+        m = re.search(r"Runtime in cpu-seconds: ([0-9.]+)", out)
+        self.fit_time_ = float(m.group(1)) if m else wall
+        self.wall_total_ = wall
+        self.converged_ = "Relaxing KT-Conditions due to slow progress" not in out
+        it = re.findall(r"\((\d+) iterations\)", out)
+        self.n_iter_ = int(it[-1]) if it else None
+        sv = re.search(r"Number of SV: (\d+)", out)
+        self.n_support_ = int(sv.group(1)) if sv else None
+        self.log_ = out[-4000:]
+        self.extra_ = {"peer": "svm_learn (SVM-light V6.02)", "peer_cpu_s": self.fit_time_,
+                       "peer_wall_total_s": wall, "converged": self.converged_}
+        return self
+
+
+def _read_svmlight_model(path: Path, n_features: int) -> np.ndarray:
+    """w = sum_i alpha_i y_i x_i over the support vectors of a linear SVM-light model."""
+    lines = path.read_text().splitlines()
+    if not lines or not lines[0].startswith("SVM-light"):
+        raise ValueError(f"{path}: not an SVM-light model file")
+    if int(lines[1].split()[0]) != 0:
+        raise ValueError(f"{path}: kernel type {lines[1].split()[0]} is not linear (0)")
+    start = next(i for i, ln in enumerate(lines) if "threshold b" in ln) + 1
+    w = np.zeros(n_features)
+    for lineno, ln in enumerate(lines[start:], start=start + 1):
+        body = ln.split("#", 1)[0].split()
+        if not body:
+            continue
+        coef = float(body[0])
+        for tok in body[1:]:
+            j, v = tok.split(":")
+            j = int(j)
+            if j > n_features:
+                raise ValueError(f"{path}:{lineno}: feature {j} beyond the data's {n_features}")
+            w[j - 1] += coef * float(v)
+    return w
+
+
+@register_solver("liblinear_ranksvm")
+def _make_liblinear(params: dict[str, Any]) -> LiblinearRankSVM:
+    return LiblinearRankSVM(**params)
+
+
+class LiblinearRankSVM(_Peer):
+    """LIBLINEAR 2.11's ranksvm (``train -s 8``, Lee & Lin's C++ Tree-TRON): min 1/2 ||w||^2 +
+    C sum over preference pairs of max(0, 1 - w.(x_i - x_j))^2, stopping at ||g|| <= tol ||g0||
+    (``-e``, default 1e-3, LIBLINEAR's).  ``fit_time_`` is the process's wall time minus
+    ``read_time_``, the time the same program takes on the same file with ``-e`` so large it
+    stops after reading (it prints no timer of its own)."""
+
+    peer = "liblinear"
+
+    def __init__(self, C: float = 1.0, tol: float = 1e-3, timeout_s: float | None = None,
+                 verbose: bool = False):
+        self.C = C
+        self.tol = tol
+        self.timeout_s = timeout_s
+        self.verbose = verbose
+
+    def fit(self, X: Any, y: Any, qid: Any = None) -> LiblinearRankSVM:
+        check_available("liblinear")
+        n_features = X.shape[1]
+        train_bin = str(program("liblinear"))
+        with tempfile.TemporaryDirectory(prefix="rankbench-liblinear-") as tmp:
+            train, model = Path(tmp) / "train.dat", Path(tmp) / "model"
+            write_letor(train, X, y, qid)
+            # the same program reading the same file and stopping at once: its parse time
+            _, read = self._run([train_bin, "-s", "8", "-c", repr(float(self.C)), "-e", "1e30",
+                                 str(train), str(model)], self.timeout_s)
+            out, wall = self._run([train_bin, "-s", "8", "-c", repr(float(self.C)), "-e",
+                                   repr(float(1e-3 if self.tol is None else self.tol)), str(train), str(model)], self.timeout_s)
+            self.coef_ = _read_liblinear_model(model, n_features)
+        self.read_time_ = read
+        self.wall_total_ = wall
+        self.fit_time_ = max(wall - read, 0.0)
+        it = re.findall(r"iter\s+(\d+)", out)
+        self.n_iter_ = int(it[-1]) if it else None
+        cg = re.findall(r"CG\s+(\d+)", out)
+        self.n_cg_iter_ = int(sum(int(c) for c in cg)) if cg else None
+        self.log_ = out[-4000:]
+        self.extra_ = {"peer": "liblinear-ranksvm 2.11 train -s 8", "peer_wall_total_s": wall,
+                       "peer_read_s": read}
+        return self
+
+
+def _read_liblinear_model(path: Path, n_features: int) -> np.ndarray:
+    lines = path.read_text().splitlines()
+    try:
+        i = lines.index("w")
+    except ValueError:
+        raise ValueError(f"{path}: no 'w' line in the LIBLINEAR model") from None
+    header = dict(ln.split(None, 1) for ln in lines[:i] if " " in ln)
+    if float(header.get("bias", "-1")) >= 0:
+        raise ValueError(f"{path}: a bias term is not expected for ranking")
+    w = np.array([float(ln.split()[0]) for ln in lines[i + 1:] if ln.strip()])
+    if w.shape[0] > n_features:
+        raise ValueError(f"{path}: {w.shape[0]} weights for {n_features} features")
+    return np.concatenate([w, np.zeros(n_features - w.shape[0])])
