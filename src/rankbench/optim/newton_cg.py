@@ -55,8 +55,8 @@ def conjugate_gradient(hess_vec, b: np.ndarray, rtol: float, max_iter: int,
                   "or ||g||^2/2 <= tol * |f| (Boyd & Vandenberghe 9.5.1, eq. 9.9)",
     paper="Chapelle & Keerthi 2010, Alg. 1 (truncated Newton-CG of PRSVM and PRSVM+)")
 def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 200,
-              max_cg_iter: int = 2000, precondition: bool | str = "auto", keep_coef: bool = False,
-              verbose: bool = False) -> OptimResult:
+              max_cg_iter: int = 2000, precondition: bool | str = "auto", confirm_rtol: float = 1e-4,
+              keep_coef: bool = False, verbose: bool = False) -> OptimResult:
     """Minimize oracle.fun by truncated Newton-CG; stop when decrement/objective < tol.
 
     ``precondition``: Jacobi preconditioner from ``oracle.hess_diag()``; "auto" = for sparse X
@@ -87,6 +87,12 @@ def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter:
         step, k = conjugate_gradient(oracle.hess_vec, -g, eta, max_cg_iter, M)
         n_cg += k
         gd = float(g @ step)
+        if -0.5 * gd <= tol * abs(f) and eta > confirm_rtol:
+            # candidate stop: a loose CG underestimates the decrement; confirm it with the
+            # Newton system solved to confirm_rtol (as TRON does)
+            step, k = conjugate_gradient(oracle.hess_vec, -g, confirm_rtol, max_cg_iter, M)
+            n_cg += k
+            gd = float(g @ step)
         if not gd < 0.0:
             step, gd = -g, -gnorm * gnorm  # fall back on steepest descent
         decrement = -0.5 * gd

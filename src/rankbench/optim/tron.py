@@ -80,7 +80,8 @@ def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
     paper="Lin & More 1999; Lin, Weng & Keerthi 2008 (LIBLINEAR's tron.cpp); Tree-TRON of Lee & Lin 2014")
 def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 1000,
          max_cg_iter: int = 2000, cg_rtol: float = 0.1, precondition: bool | str = "auto",
-         precond_mix: float = 0.01, keep_coef: bool = False, verbose: bool = False) -> OptimResult:
+         precond_mix: float = 0.01, confirm_rtol: float = 1e-4, keep_coef: bool = False,
+         verbose: bool = False) -> OptimResult:
     """Minimize oracle.fun by trust-region Newton; stop when lambda^2/2 <= tol |f| (module docstring)."""
     use_m = want_preconditioner(oracle, precondition)
 
@@ -110,11 +111,20 @@ def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int 
     while it <= max_iter and not converged:
         s, r, k = steihaug_cg(oracle.hess_vec, g, delta, cg_rtol * mnorm_inv(g, M), max_cg_iter, M, info)
         n_cg += k
-        w_new = w + s
         gs = float(g @ s)
         prered = -0.5 * (gs - float(s @ r))
+        if info["interior"] and prered <= tol * abs(f) and cg_rtol > confirm_rtol:
+            # a loose CG underestimates lambda^2 by up to its energy-norm error: confirm the
+            # candidate stop with the full Newton step solved to confirm_rtol (Newton's forcing
+            # term near the optimum, Eisenstat & Walker 1996), no trust region
+            s, r, k = steihaug_cg(oracle.hess_vec, g, np.inf, confirm_rtol * mnorm_inv(g, M),
+                                  max_cg_iter, M, info)
+            n_cg += k
+            gs = float(g @ s)
+            prered = -0.5 * (gs - float(s @ r))
         if info["interior"]:
             decrement = prered  # Newton decrement lambda^2/2 at w, to the CG residual rule
+        w_new = w + s
         f_new = oracle.fun(w_new)
         actred = f - f_new
         snorm = float(np.sqrt(s @ (M * s))) if M is not None else float(np.linalg.norm(s))
