@@ -118,9 +118,11 @@ class RankSVM(BaseEstimator):
     ``PairLoss``: the counting and tree oracles evaluate a smooth loss through its piecewise
     approximation (then ``extra_["loss_evaluated"]`` names it), optimizers that need a Hessian
     refuse the hinge (``check_params``); ``tol``: the optimizer's stopping rule
-    (``rankbench.optim.registry``; None = its default: Newton decrement/objective 1e-6 for
-    newton as the paper, relative gradient norm 1e-3 for tron and lbfgs, relative gap 1e-4
-    for cutting_plane; sgd_queries takes none); ``max_iter``: outer iterations (SGD: number
+    (``rankbench.optim.registry``; None = its default, 1e-6 relative objective accuracy for
+    every exact optimizer: Newton decrement or ||g||^2/2 certificate for newton and tron, the
+    certificate for lbfgs, the gap for cutting_plane; sgd_queries takes none; see
+    ``rankbench.optim.accuracy``).  An unconverged fit sets ``converged_ = False`` and warns
+    (``ConvergenceWarning``); ``convergence_`` states the achieved accuracy; ``max_iter``: outer iterations (SGD: number
     of query steps, default 20 epochs).  ``rescaling``/``delta``: label-dependent margin or
     slack rescaling (Chapelle 6.2; not the tree oracle).  ``kernel``: non-linear RankSVM
     through the kernel PCA map (Chapelle 6.3).
