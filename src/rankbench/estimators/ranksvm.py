@@ -14,10 +14,12 @@ mapped by the kernel PCA map (``KernelMap``) and any linear solver runs on the r
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import pairwise_kernels
 from threadpoolctl import threadpool_limits
 
@@ -116,9 +118,11 @@ class RankSVM(BaseEstimator):
     ``PairLoss``: the counting and tree oracles evaluate a smooth loss through its piecewise
     approximation (then ``extra_["loss_evaluated"]`` names it), optimizers that need a Hessian
     refuse the hinge (``check_params``); ``tol``: the optimizer's stopping rule
-    (``rankbench.optim.registry``; None = its default: Newton decrement/objective 1e-6 for
-    newton as the paper, relative gradient norm 1e-3 for tron and lbfgs, relative gap 1e-4
-    for cutting_plane; sgd_queries takes none); ``max_iter``: outer iterations (SGD: number
+    (``rankbench.optim.registry``; None = its default, 1e-6 relative objective accuracy for
+    every exact optimizer: Newton decrement or ||g||^2/2 certificate for newton and tron, the
+    certificate for lbfgs, the gap for cutting_plane; sgd_queries takes none; see
+    ``rankbench.optim.accuracy``).  An unconverged fit sets ``converged_ = False`` and warns
+    (``ConvergenceWarning``); ``convergence_`` states the achieved accuracy; ``max_iter``: outer iterations (SGD: number
     of query steps, default 20 epochs).  ``rescaling``/``delta``: label-dependent margin or
     slack rescaling (Chapelle 6.2; not the tree oracle).  ``kernel``: non-linear RankSVM
     through the kernel PCA map (Chapelle 6.3).
@@ -183,6 +187,7 @@ class RankSVM(BaseEstimator):
             Xt = self.kernel_map_.transform(Xt)
         oracle = oracle_cls(Xt, data.y, data.query_ptr, C=self.C, loss=self.loss,
                             rescaling=self.rescaling, delta=self.delta)
+        check_representable(oracle)
         kwargs = {"keep_coef": self.keep_coef_history, "verbose": self.verbose}
         kwargs.update({k: getattr(self, k) for k in OPTIMIZER_OPTIONS if k in optimizer.parameters})
         if optimizer.tol is not None:
@@ -208,6 +213,12 @@ class RankSVM(BaseEstimator):
         self.history_ = res.history
         self.converged_ = bool(res.converged)
         self.stop_message_ = res.message
+        # the achieved accuracy as the optimizer states it (the runner records it as
+        # train.convergence): relative gradient norm, certificate, Newton decrement or gap
+        self.convergence_ = {"converged": self.converged_, "message": res.message,
+                             "n_iter": int(res.n_iter), **dict(res.accuracy or {})}
+        if not self.converged_ and optimizer != "sgd_queries":
+            warnings.warn(self._convergence_advice(res), ConvergenceWarning, stacklevel=3)
         self.n_features_in_ = data.n_features
         self.n_pairs_ = oracle.n_pairs()
         n_pairs, n_ge1 = pairs_with_margin(res.w, Xt, data.y, data.query_ptr)
@@ -221,6 +232,18 @@ class RankSVM(BaseEstimator):
             # objective_ is then the approximation's: say so in the record
             self.extra_["loss_evaluated"] = oracle.loss.name
 
+    def _convergence_advice(self, res) -> str:
+        """What a user should change when the optimizer stopped before its stopping rule held."""
+        acc = res.accuracy or {}
+        reached = ", ".join(f"{k} {acc[k]:.3g}" for k in ("relative_decrement", "relative_certificate",
+                                                           "relative_gap") if acc.get(k) is not None)
+        hint = ("raise max_iter" if ("max_iter" in res.message or "LIMIT" in res.message)
+                else "scale the features (e.g. query-level or standard normalisation) or lower C")
+        return (f"RankSVM solver {self.solver!r} (C={self.C:g}) did not reach its stopping rule "
+                f"({acc.get('stopping_rule', '?')} <= tol={acc.get('tol')}) after {res.n_iter} "
+                f"iterations: {res.message}; reached {reached or 'unknown'}. Its objective may be "
+                f"off the optimum by more than tol (relative): {hint}, or pass a larger tol.")
+
     def decision_function(self, X):
         """Scores w.x (after the kernel map when ``kernel`` is set); O(nnz(X))."""
         if not hasattr(self, "coef_"):
@@ -233,6 +256,21 @@ class RankSVM(BaseEstimator):
     def predict(self, X):
         """Same as decision_function (ranking scores)."""
         return self.decision_function(X)
+
+
+def check_representable(oracle) -> None:
+    """ValueError when float64 cannot represent the problem: f(0) = C * sum of losses at margin
+    (or the scores' range) overflows, so no objective or gradient of it would be finite."""
+    X = oracle.X
+    xmax = float(abs(X).max()) if X.shape[0] * X.shape[1] and getattr(X, "nnz", 1) else 0.0
+    f0 = oracle.fun(np.zeros(oracle.n_features))
+    if not np.isfinite(f0):
+        raise ValueError(f"the RankSVM objective overflows float64 at w = 0 (C={oracle.C:g} times "
+                         f"{oracle.n_pairs()} pairs): lower C")
+    # a Newton step multiplies C by |x|^2 in the Hessian; beyond 1e300 nothing is representable
+    if oracle.C * xmax * xmax * max(oracle.n_pairs(), 1) > 1e300:
+        raise ValueError(f"C * max|x|^2 * pairs = {oracle.C:g} * {xmax:.3g}^2 * {oracle.n_pairs()} "
+                         "overflows float64 in the Hessian: scale the features or lower C")
 
 
 def _factory(name: str, default_loss: str):

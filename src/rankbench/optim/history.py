@@ -10,7 +10,8 @@ import numpy as np
 
 @dataclass
 class OptimResult:
-    """Solution ``w``, objective ``f``, outer iterations, total CG (or inner) iterations, history rows."""
+    """Solution ``w``, objective ``f``, outer iterations, total CG (or inner) iterations, history rows,
+    achieved accuracy."""
 
     w: np.ndarray
     f: float
@@ -19,6 +20,9 @@ class OptimResult:
     converged: bool
     message: str
     history: list[dict] = field(default_factory=list)
+    # achieved accuracy at w (rankbench.optim.accuracy.accuracy_dict): relative gradient norm,
+    # certificate ||g||^2/2/|f|, Newton decrement / |f| or relative gap, the rule and its tol
+    accuracy: dict = field(default_factory=dict)
 
 
 class History:

@@ -2,16 +2,19 @@
 
 The Newton system (I + C X^T H_L X) d = -g is solved by CG using only Hessian-vector
 products of the oracle at the current w (one sort per outer iteration).  The stopping
-rule is the paper's: Newton decrement g.H^{-1}g / 2 (an estimate of f - f*) divided by
-f below ``tol`` (1e-6 in the paper).  The unit step is tried first; backtracking with
+rule is the paper's: Newton decrement g.H^{-1}g / 2 (an estimate of f - f*; Boyd &
+Vandenberghe 2004, sect. 9.5.1, invariant under feature scaling) divided by |f| below ``tol``
+(1e-6 in the paper), the decrement read from a CG step that met the CG residual rule
+||r||_{M^-1} <= eta ||g||_{M^-1} (Jacobi M; scale-free when preconditioned); or the
+certificate ||g||^2/2 >= f - f* below tol * |f| (``rankbench.optim.accuracy``).  The unit step is tried first; backtracking with
 Armijo's rule keeps extreme C (e.g. 2^20) from diverging.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
+from rankbench.optim.accuracy import accuracy_dict, certificate, want_preconditioner
 from rankbench.optim.history import History, OptimResult
 from rankbench.optim.registry import register_optimizer
 
@@ -19,16 +22,17 @@ from rankbench.optim.registry import register_optimizer
 def conjugate_gradient(hess_vec, b: np.ndarray, rtol: float, max_iter: int,
                        precond: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Approximate solution of H x = b (H SPD) by CG, Jacobi-preconditioned when ``precond`` (diag H)
-    is given; stops when ||r|| <= rtol ||b||; returns (x, iterations)."""
+    is given; stops when ||r||_{M^-1} <= rtol ||b||_{M^-1} (the plain norm without M); returns
+    (x, iterations)."""
     x = np.zeros_like(b)
     r = b.copy()
     minv = None if precond is None else 1.0 / precond
     zr = r if minv is None else minv * r
     p = zr.copy()
     rz = float(r @ zr)
-    stop = (rtol**2) * float(b @ b)
+    stop = (rtol**2) * rz
     it = 0
-    while it < max_iter and float(r @ r) > stop:
+    while it < max_iter and rz > stop:
         Hp = hess_vec(p)
         pHp = float(p @ Hp)
         it += 1
@@ -47,32 +51,34 @@ def conjugate_gradient(hess_vec, b: np.ndarray, rtol: float, max_iter: int,
 
 @register_optimizer(
     "newton", needs=("fun", "grad", "hess_vec", "hess_diag"),
-    stopping_rule="Newton decrement g.H^-1.g / 2 (estimate of f - f*) <= tol * f",
+    stopping_rule="Newton decrement g.H^-1.g / 2 (estimate of f - f*) <= tol * |f|, "
+                  "or ||g||^2/2 <= tol * |f| (Boyd & Vandenberghe 9.5.1, eq. 9.9)",
     paper="Chapelle & Keerthi 2010, Alg. 1 (truncated Newton-CG of PRSVM and PRSVM+)")
 def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 200,
-              max_cg_iter: int = 2000, precondition: bool | str = "auto", keep_coef: bool = False,
-              verbose: bool = False) -> OptimResult:
+              max_cg_iter: int = 2000, precondition: bool | str = "auto", confirm_rtol: float = 1e-4,
+              keep_coef: bool = False, verbose: bool = False) -> OptimResult:
     """Minimize oracle.fun by truncated Newton-CG; stop when decrement/objective < tol.
 
     ``precondition``: Jacobi preconditioner from ``oracle.hess_diag()``; "auto" = for sparse X
     only (text features of very different frequency cost hundreds of CG iterations without it;
     on dense normalised LETOR features it saves nothing and costs O(nd) per iteration)."""
-    if precondition == "auto":
-        precondition = sp.issparse(getattr(oracle, "X", None))
+    precondition = want_preconditioner(oracle, precondition)
     d = oracle.n_features
     w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64)
     hist = History(keep_coef=keep_coef, verbose=verbose, name="newton_cg")
     f = oracle.fun(w)
     g = oracle.grad(w)
     g0 = float(np.linalg.norm(g))
+    g_first = g.copy()
+    decrement = None
     n_cg = 0
     hist.record(0, f, g0, 0, w)
     converged, message = False, "max_iter reached"
     it = 0
     for it in range(1, max_iter + 1):
         gnorm = float(np.linalg.norm(g))
-        if gnorm == 0.0:
-            converged, message = True, "zero gradient"
+        if gnorm == 0.0 or certificate(g) <= tol * abs(f):
+            converged, message = True, "||g||^2/2 (>= f - f*) <= tol * |f|"
             it -= 1
             break
         # forcing term: loose CG far away, tight near the optimum (superlinear convergence)
@@ -81,6 +87,12 @@ def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter:
         step, k = conjugate_gradient(oracle.hess_vec, -g, eta, max_cg_iter, M)
         n_cg += k
         gd = float(g @ step)
+        if -0.5 * gd <= tol * abs(f) and eta > confirm_rtol:
+            # candidate stop: a loose CG underestimates the decrement; confirm it with the
+            # Newton system solved to confirm_rtol (as TRON does)
+            step, k = conjugate_gradient(oracle.hess_vec, -g, confirm_rtol, max_cg_iter, M)
+            n_cg += k
+            gd = float(g @ step)
         if not gd < 0.0:
             step, gd = -g, -gnorm * gnorm  # fall back on steepest descent
         decrement = -0.5 * gd
@@ -104,8 +116,12 @@ def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter:
         f = f_new
         g = oracle.grad(w)
         hist.record(it, f, float(np.linalg.norm(g)), n_cg, w, step=t, decrement=decrement)
-        if decrement <= tol * abs(f):
+        if decrement <= tol * abs(f) and t == 1.0:
             converged, message = True, "Newton decrement / objective < tol"
             break
+        if certificate(g) <= tol * abs(f):
+            converged, message = True, "||g||^2/2 (>= f - f*) <= tol * |f|"
+            break
+    acc = accuracy_dict(f, g, g_first, decrement=decrement, rule="newton_decrement", tol=tol)
     return OptimResult(w=w, f=f, n_iter=it, n_cg_iter=n_cg, converged=converged,
-                       message=message, history=hist.rows)
+                       message=message, history=hist.rows, accuracy=acc)

@@ -1,17 +1,24 @@
 """Trust-region Newton (TRON, Lin & More 1999) as in LIBLINEAR's tron.cpp.
 
 The trust-region subproblem is solved by Steihaug's truncated CG (LIBLINEAR's trcg,
-CG tolerance 0.1 ||g||); the radius update uses LIBLINEAR's constants.  Stopping rule:
-||grad f(w)|| <= eps ||grad f(w0)||.  With ``precondition`` the CG is Jacobi-preconditioned
+CG tolerance 0.1 ||g||_{M^-1}); the radius update uses LIBLINEAR's constants (Lin, Weng &
+Keerthi 2008, Alg. 2 and sect. 2.2).  With ``precondition`` the CG is Jacobi-preconditioned
 and the trust region measured in the M-norm, as LIBLINEAR's trpcg (Hsia, Chiang & Lin 2018),
 with M = (1 - a) I + a diag(H), a = ``precond_mix``.
+
+Stopping rule (scale-free; ``rankbench.optim.accuracy``): stop when the Newton decrement
+lambda^2/2 = g.H^-1.g / 2 -- the model decrease of a CG step that ended inside the trust
+region by the CG residual rule (Boyd & Vandenberghe 2004, sect. 9.5.1: an estimate of
+f - f*) -- is <= tol * |f|, or when the certificate ||g||^2 / 2 >= f - f* (f is 1-strongly
+convex) is <= tol * |f|.  LIBLINEAR's ||g|| <= eps ||g0|| is not scale-free: with one feature
+multiplied by 1e12 it holds after one step at w ~ 0.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
+from rankbench.optim.accuracy import accuracy_dict, certificate, want_preconditioner
 from rankbench.optim.history import History, OptimResult
 from rankbench.optim.registry import register_optimizer
 
@@ -20,9 +27,13 @@ SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
 
 
 def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
-                max_iter: int, M: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+                max_iter: int, M: np.ndarray | None = None, info: dict | None = None
+                ) -> tuple[np.ndarray, np.ndarray, int]:
     """Approximately minimize g.s + s.Hs/2 within ||s||_M <= delta (M diagonal, None = I) by
-    (preconditioned) CG; stops when sqrt(z.r) <= cg_tol; returns (s, r = -g - Hs, iterations)."""
+    (preconditioned) CG; stops when sqrt(z.r) <= cg_tol; returns (s, r = -g - Hs, iterations).
+    ``info["interior"]`` (when a dict is given) says whether CG stopped by its residual rule
+    inside the region (then g.s + s.Hs/2 estimates -lambda^2/2, the Newton decrement)."""
+    interior = False
     Mv = np.ones_like(g) if M is None else M
     s = np.zeros_like(g)
     r = -g.copy()
@@ -31,7 +42,8 @@ def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
     zTr = float(z @ r)
     it = 0
     while it < max_iter:
-        if np.sqrt(zTr) <= cg_tol:
+        if np.sqrt(max(zTr, 0.0)) <= cg_tol:
+            interior = True
             break
         it += 1
         Hd = hess_vec(d)
@@ -54,20 +66,24 @@ def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
         znew = float(z @ r)
         d = z + (znew / zTr) * d
         zTr = znew
+    else:
+        interior = np.sqrt(max(zTr, 0.0)) <= cg_tol
+    if info is not None:
+        info["interior"] = bool(interior)
     return s, r, it
 
 
 @register_optimizer(
     "tron", needs=("fun", "grad", "hess_vec", "hess_diag"),
-    stopping_rule="||grad f(w)|| <= tol * ||grad f(w0)|| (LIBLINEAR's rule)",
-    paper="Lin & More 1999 as LIBLINEAR's tron.cpp; Tree-TRON of Lee & Lin 2014")
-def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-3, max_iter: int = 1000,
+    stopping_rule="Newton decrement lambda^2/2 (model decrease of an interior CG step) <= tol * |f|, "
+                  "or ||g||^2/2 <= tol * |f| (Boyd & Vandenberghe 9.5.1, eq. 9.9)",
+    paper="Lin & More 1999; Lin, Weng & Keerthi 2008 (LIBLINEAR's tron.cpp); Tree-TRON of Lee & Lin 2014")
+def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 1000,
          max_cg_iter: int = 2000, cg_rtol: float = 0.1, precondition: bool | str = "auto",
-         precond_mix: float = 0.01, keep_coef: bool = False, verbose: bool = False) -> OptimResult:
-    """Minimize oracle.fun by trust-region Newton; stop when ||g|| <= tol * ||g0||."""
-    if precondition == "auto":  # as newton_cg: sparse (text) data only
-        precondition = sp.issparse(getattr(oracle, "X", None))
-    use_m = precondition and hasattr(oracle, "hess_diag")
+         precond_mix: float = 0.01, confirm_rtol: float = 1e-4, keep_coef: bool = False,
+         verbose: bool = False) -> OptimResult:
+    """Minimize oracle.fun by trust-region Newton; stop when lambda^2/2 <= tol |f| (module docstring)."""
+    use_m = want_preconditioner(oracle, precondition)
 
     def precond():
         return (1.0 - precond_mix) + precond_mix * oracle.hess_diag() if use_m else None
@@ -80,21 +96,35 @@ def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-3, max_iter: int 
     hist = History(keep_coef=keep_coef, verbose=verbose, name="tron")
     f = oracle.fun(w)
     g = oracle.grad(w)
-    gnorm0 = gnorm = float(np.linalg.norm(g))
+    g_first = g.copy()
+    gnorm = float(np.linalg.norm(g))
     M = precond()
     delta = mnorm_inv(g, M)
     n_cg = 0
     hist.record(0, f, gnorm, 0, w)
     it = 1
-    converged, message = gnorm <= tol * gnorm0 or gnorm == 0.0, "max_iter reached"
-    if converged:
-        message = "initial point optimal"
+    decrement = None
+    converged, message = False, "max_iter reached"
+    if certificate(g) <= tol * abs(f):
+        converged, message = True, "initial point: ||g||^2/2 <= tol * |f|"
+    info: dict = {}
     while it <= max_iter and not converged:
-        s, r, k = steihaug_cg(oracle.hess_vec, g, delta, cg_rtol * mnorm_inv(g, M), max_cg_iter, M)
+        s, r, k = steihaug_cg(oracle.hess_vec, g, delta, cg_rtol * mnorm_inv(g, M), max_cg_iter, M, info)
         n_cg += k
-        w_new = w + s
         gs = float(g @ s)
         prered = -0.5 * (gs - float(s @ r))
+        if info["interior"] and prered <= tol * abs(f) and cg_rtol > confirm_rtol:
+            # a loose CG underestimates lambda^2 by up to its energy-norm error: confirm the
+            # candidate stop with the full Newton step solved to confirm_rtol (Newton's forcing
+            # term near the optimum, Eisenstat & Walker 1996), no trust region
+            s, r, k = steihaug_cg(oracle.hess_vec, g, np.inf, confirm_rtol * mnorm_inv(g, M),
+                                  max_cg_iter, M, info)
+            n_cg += k
+            gs = float(g @ s)
+            prered = -0.5 * (gs - float(s @ r))
+        if info["interior"]:
+            decrement = prered  # Newton decrement lambda^2/2 at w, to the CG residual rule
+        w_new = w + s
         f_new = oracle.fun(w_new)
         actred = f - f_new
         snorm = float(np.sqrt(s @ (M * s))) if M is not None else float(np.linalg.norm(s))
@@ -114,23 +144,33 @@ def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-3, max_iter: int 
             delta = max(SIGMA1 * delta, min(alpha * snorm, SIGMA3 * delta))
         else:
             delta = max(delta, min(alpha * snorm, SIGMA3 * delta))
-        if np.isfinite(f_new) and actred > ETA0 * prered:
+        small_decrement = info["interior"] and prered <= tol * abs(f)
+        if np.isfinite(f_new) and (actred > ETA0 * prered or (small_decrement and actred >= 0)):
             w, f = w_new, f_new
             g = oracle.grad(w)
             gnorm = float(np.linalg.norm(g))
             M = precond()
-            hist.record(it, f, gnorm, n_cg, w, delta=delta)
+            hist.record(it, f, gnorm, n_cg, w, delta=delta,
+                        decrement=decrement if decrement is not None else float("nan"))
             it += 1
-            if gnorm <= tol * gnorm0:
-                converged, message = True, "||g|| <= tol * ||g0||"
+            if small_decrement:
+                converged, message = True, "Newton decrement lambda^2/2 <= tol * |f|"
+                break
+            if certificate(g) <= tol * abs(f):
+                converged, message = True, "||g||^2/2 (>= f - f*) <= tol * |f|"
                 break
         else:
             oracle.fun(w)  # the rejected trial point overwrote the oracle's cache
+            if small_decrement:  # the model says w is optimal to tol; rounding refused the step
+                converged, message = True, "Newton decrement lambda^2/2 <= tol * |f| (step refused)"
+                break
         if actred <= 0 and prered <= 0:
-            message = "actred and prered <= 0"
+            message = "actred and prered <= 0 (rounding level before the stopping rule held)"
             break
         if abs(actred) <= 1e-12 * abs(f) and abs(prered) <= 1e-12 * abs(f):
-            message = "actred and prered too small"
+            message = "actred and prered too small (rounding level before the stopping rule held)"
+            converged = decrement is not None and decrement <= tol * abs(f)
             break
+    acc = accuracy_dict(f, g, g_first, decrement=decrement, rule="newton_decrement", tol=tol)
     return OptimResult(w=w, f=f, n_iter=it - 1, n_cg_iter=n_cg, converged=converged,
-                       message=message, history=hist.rows)
+                       message=message, history=hist.rows, accuracy=acc)
