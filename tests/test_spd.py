@@ -166,6 +166,9 @@ def test_run_equals_python_loop_over_the_same_pairs(learner, sampler):
     n_iter, lam, C = 3000, 0.05, 0.3
     model = SPDRanker(learner=learner, lam=lam, C=C, n_iter=n_iter, sampler=sampler,
                       random_state=9).fit(X, y, qid)
+    # SPD trains on the canonical row order (qid, label, features): draw on that order too
+    o = np.lexsort(tuple(X.T[::-1]) + (y, qid))
+    X, y, qid = X[o], y[o], qid[o]
     a, b, _ = draw_pairs(build_pair_index(y, np.array([0, *np.flatnonzero(np.diff(qid)) + 1,
                                                        len(y)])), sampler, n_iter, 9)
     w = np.zeros(X.shape[1])

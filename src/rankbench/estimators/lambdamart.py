@@ -38,7 +38,12 @@ def _check_pos(name: str, value: Any) -> float:
 
 
 def _ranking_data(X: Any, y: Any, qid: Any, what: str) -> RankingData:
-    data = RankingData.from_arrays(X, y, qid)
+    # Canonical row order (rankbench.data.row_order): score ties and LightGBM's sums follow
+    # row positions, so this makes any order of the same rows give the same model.
+    if isinstance(X, RankingData):
+        data = X
+    else:
+        data = RankingData.from_arrays(X, y, qid).canonical()
     if data.y.min() < 0:
         raise ValueError(f"{what}: relevance labels must be >= 0, found {int(data.y.min())}")
     if data.y.max() > 30:
@@ -222,7 +227,7 @@ class LambdaMART(_TreeParams):
         threads = numba.get_num_threads()
         numba.set_num_threads(min(int(self.n_jobs), numba.config.NUMBA_NUM_THREADS))
         try:
-            self._train(objective, {}, data.X, data.y, data.qid, eval_set, self.metric,
+            self._train(objective, {}, data, None, None, eval_set, self.metric,
                         recorder_objective=objective)
         finally:
             numba.set_num_threads(threads)

@@ -122,14 +122,15 @@ class SPDRanker(BaseEstimator):
     def fit(self, X: Any, y: Any, qid: Any = None, eval_set: tuple | None = None) -> SPDRanker:
         """Train on (X, y, qid); ``eval_set`` = (X, y, qid) overrides the constructor's."""
         learner, lam, n_iter, sampler, C, checkpoints = self._checked_params()
-        data = RankingData.from_arrays(X, y, qid)
+        # Canonical row order: the same rows in any order give the same model.
+        data = RankingData.from_arrays(X, y, qid).canonical()
         Xk = prepare_X(data.X)
         eval_set = eval_set if eval_set is not None else self.eval_set
         eval_data = None
         if eval_set is not None:
             if len(eval_set) != 3:
                 raise ValueError("eval_set must be a tuple (X, y, qid)")
-            eval_data = RankingData.from_arrays(*eval_set)
+            eval_data = RankingData.from_arrays(*eval_set).canonical()
             if eval_data.n_features != data.n_features:
                 raise ValueError(f"eval_set has {eval_data.n_features} features, training data "
                                  f"{data.n_features}")
