@@ -111,7 +111,11 @@ class _TreeParams(BaseEstimator):
                eval_metric: str, recorder_objective=None):
         import lightgbm as lgb
 
-        from rankbench.boosting.lightgbm_hook import QueryMetricEval, RoundRecorder
+        from rankbench.boosting.lightgbm_hook import (
+            NativeFatalFilter,
+            QueryMetricEval,
+            RoundRecorder,
+        )
 
         data = _ranking_data(X, y, qid, "fit")
         self.n_features_in_ = data.n_features
@@ -136,12 +140,15 @@ class _TreeParams(BaseEstimator):
         params = {**self._lgb_params(), **obj_params, "objective": objective}
         recorder.start()
         t0 = time.perf_counter()
+        native = NativeFatalFilter()  # LightGBM's own [Fatal] lines must not precede our error
         try:
-            booster = lgb.train(params, train_set, num_boost_round=int(self.n_estimators),
-                                valid_sets=valid_sets, valid_names=["vali"] * len(valid_sets),
-                                feval=fevals or None, callbacks=callbacks)
-        except lgb.basic.LightGBMError as exc:
-            if "num_features" not in str(exc):
+            with native:
+                booster = lgb.train(params, train_set, num_boost_round=int(self.n_estimators),
+                                    valid_sets=valid_sets, valid_names=["vali"] * len(valid_sets),
+                                    feval=fevals or None, callbacks=callbacks)
+        except BaseException as exc:
+            if not (isinstance(exc, lgb.basic.LightGBMError) and "num_features" in str(exc)):
+                native.release()  # not ours to explain: show LightGBM's lines after all
                 raise
             # LightGBM drops every feature it cannot split on; with none left it aborts deep inside.
             raise ValueError(
