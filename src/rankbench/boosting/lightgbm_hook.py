@@ -59,9 +59,10 @@ class RoundRecorder:
 
     order = 30  # after LightGBM's own record/early-stopping callbacks
 
-    def __init__(self, objective: LambdaObjective | None = None):
+    def __init__(self, objective: LambdaObjective | None = None, on_row=None):
         self.rows: list[dict] = []
         self.objective = objective
+        self.on_row = on_row  # called with each new row (verbose progress)
         self._last = time.perf_counter()
         self._last_obj = 0.0
 
@@ -79,6 +80,8 @@ class RoundRecorder:
         for data_name, name, value, _ in env.evaluation_result_list or []:
             row[f"{data_name}.{name}"] = float(value)
         self.rows.append(row)
+        if self.on_row is not None:
+            self.on_row(row)
         self._last = time.perf_counter()
 
 
