@@ -188,3 +188,24 @@ def test_lightgbm_fatal_lines_do_not_leak_before_our_error(capfd):
     assert f.held == [b"[LightGBM] [Fatal] boom\n", b"\n"]
     f.release()
     assert capfd.readouterr().err == "[LightGBM] [Fatal] boom\n\n"
+
+
+def test_verbose_logs_one_line_per_round(caplog):
+    """Issue 13: verbose=True logs each boosting round (with the eval value) at INFO."""
+    import logging
+
+    X, y, qid = make_queries(3, n_queries=8)
+    logging.getLogger("rankbench").addHandler(logging.NullHandler())
+    with caplog.at_level(logging.INFO, logger="rankbench.estimators.lambdamart"):
+        LambdaMART(metric="ndcg", n_estimators=4, min_data_in_leaf=2, verbose=True).fit(
+            X, y, qid, eval_set=(X, y, qid))
+    lines = [r.getMessage() for r in caplog.records if r.name == "rankbench.estimators.lambdamart"]
+    assert len(lines) == 4
+    assert lines[0].startswith("LambdaMART-ndcg: round 1/4 ")
+    assert "vali.ndcg@10=" in lines[-1] and "round 4/4" in lines[-1]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="rankbench.estimators.lambdamart"):
+        LambdaMART(n_estimators=2, min_data_in_leaf=2).fit(X, y, qid)
+    assert not caplog.records
+    with pytest.raises(ValueError, match="verbose"):
+        LambdaMART(n_estimators=2, verbose="yes").fit(X, y, qid)
