@@ -168,3 +168,13 @@ def test_verbose_without_logging_configured_goes_to_stderr(capfd):
     SPDRanker(n_iter=100, verbose=True).fit(X, y, qid)
     err = capfd.readouterr().err
     assert "[rankbench.estimators.spd] spd_pegasos: 100 steps" in err
+
+
+def test_spd_benchmark_selects_through_selection_module():
+    """Issue 10: bench/spd.py's lambda choice is selection.select_per_fold's (ties: smaller lambda)."""
+    from rankbench.bench.spd import select_on_validation
+
+    cands = [({"lam": 1.0}, 0.4, None), ({"lam": 1e-3}, 0.5, None), ({"lam": 1e-5}, 0.5, None),
+             ({"lam": 1e-2}, 0.3, None)]
+    assert select_on_validation(cands, "spd_pegasos") == 2
+    assert select_on_validation(cands[:2], "spd_pegasos") == 1

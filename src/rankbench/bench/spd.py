@@ -34,7 +34,7 @@ PART = "spd"
 LAM_GRID = (1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5)
 PA_C_GRID = (1e-3, 1e-2, 1e-1, 1.0)
 RANKSVM_C_GRID = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)  # C_equiv of lambda in [2.7e-4, 2.7] on OHSUMED
-LEARNERS = ("pegasos", "sgd_svm", "pa1", "romma")
+LEARNERS = ("pegasos", "sgd_svm", "pa1", "romma", "perceptron", "margin_perceptron")
 # (data set name for load_fold, published baseline source)
 LETOR_SETS = {"OHSUMED": "LETOR3.0", "MQ2008": "LETOR4.0"}
 
@@ -161,25 +161,46 @@ def rcv1_like_rows(quick: bool) -> list[dict]:
     return rows
 
 
+def select_on_validation(candidates: list[tuple[dict, float, object]], solver: str) -> int:
+    """Index of the candidate ``(params, vali_map, model)`` that ``rankbench.selection`` picks.
+
+    The benchmark does not choose by itself (one selection rule: selection.select_per_fold,
+    best validation MAP, ties to the smallest parameter values).
+    """
+    import json
+
+    import pandas as pd
+
+    from rankbench.selection import select_per_fold
+
+    rows = [{"experiment": "bench.spd", "dataset": "", "variant": None, "fold": 0,
+             "solver": solver, "params": json.dumps(p, sort_keys=True), "status": "ok",
+             "run_id": str(i), "vali.map": v, **{f"params.{k}": x for k, x in p.items()}}
+            for i, (p, v, _) in enumerate(candidates)]
+    chosen = select_per_fold(pd.DataFrame(rows), "vali.map")
+    return int(chosen["run_id"].iloc[0])
+
+
 def select_and_test(train, vali, test, learner: str, n_iter: int = 100_000,
                     random_state: int = 0) -> dict:
-    """Fit SPD over the grid (lambda; C for PA-I), keep the best validation MAP, score test."""
+    """Fit SPD over the grid (lambda; C for PA-I), select on validation MAP (selection.py), score test."""
     from rankbench.metrics import mean_average_precision
 
     if learner == "pa1":
         grid = [{"C": c} for c in PA_C_GRID]
-    elif learner == "romma":
-        grid = [{}]  # ROMMA has no regularisation parameter
+    elif learner in ("romma", "perceptron", "margin_perceptron"):
+        # no regularisation parameter (for the perceptrons lambda only scales every
+        # step 1/(lambda t) alike, so it cannot change the ranking)
+        grid = [{}]
     else:
         grid = [{"lam": lam} for lam in LAM_GRID]
-    best = None
+    candidates = []
     for params in grid:
         model = SPDRanker(learner=learner, n_iter=n_iter, random_state=random_state,
                           **params).fit(train.X, train.y, train.qid)
         v = mean_average_precision(vali.y, model.decision_function(vali.X), vali.qid)
-        if best is None or v > best[0]:
-            best = (v, params, model)
-    vmap, params, model = best
+        candidates.append((params, float(v), model))
+    params, vmap, model = candidates[select_on_validation(candidates, f"spd_{learner}")]
     ap = mean_average_precision(test.y, model.decision_function(test.X), test.qid, per_query=True)
     return {"params": params, "vali_map": float(vmap), "test_map": float(np.mean(ap)),
             "test_map_se": float(np.std(ap, ddof=1) / np.sqrt(len(ap))), "test_ap": ap,
@@ -187,17 +208,17 @@ def select_and_test(train, vali, test, learner: str, n_iter: int = 100_000,
 
 
 def ranksvm_select_and_test(train, vali, test) -> dict:
-    """Our hinge RankSVM (cutting plane), C chosen on validation MAP; per-query test AP."""
+    """Our hinge RankSVM (cutting plane), C chosen on validation MAP (selection.py); per-query test AP."""
     from rankbench.estimators.ranksvm import RankSVM
     from rankbench.metrics import mean_average_precision
 
-    best = None
+    candidates = []
     for C in RANKSVM_C_GRID:
         model = RankSVM(C=C, solver="cutting_plane", loss="hinge").fit(train.X, train.y, train.qid)
         v = mean_average_precision(vali.y, model.decision_function(vali.X), vali.qid)
-        if best is None or v > best[0]:
-            best = (v, C, model)
-    _, C, model = best
+        candidates.append(({"C": C}, float(v), model))
+    params, _, model = candidates[select_on_validation(candidates, "cutting_plane")]
+    C = params["C"]
     ap = mean_average_precision(test.y, model.decision_function(test.X), test.qid, per_query=True)
     return {"C": C, "test_map": float(np.mean(ap)), "test_ap": ap}
 
