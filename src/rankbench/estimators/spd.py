@@ -80,8 +80,10 @@ class SPDRanker(BaseEstimator):
         ``--perceptron_margin_size``, default 1; >= 0); ``perceptron`` is margin 0.
     eta : step-size schedule of the learners that take one (sgd_svm, pegasos,
         sgd_squared_hinge, the perceptrons): "pegasos" 1/(lambda t), "basic" c/(c + t),
-        "constant" c (sofia-ml's ``--eta_type``); PA-I and ROMMA refuse any but "pegasos".
-    eta_c : the c of "basic" (default 10, sofia-ml's) or "constant" (default 0.02).
+        "constant" c (sofia-ml's ``--eta_type``); PA-I and ROMMA refuse any but "pegasos";
+        "inverse" c/t (Chapelle Alg. 2's literal 1/t rate scaled by c).
+    eta_c : the c of "basic" (default 10, sofia-ml's), "constant" (default 0.02) or
+        "inverse" (default 1).
     verbose : log each checkpoint (iteration, objective, eval metrics, seconds) at INFO
         on the ``rankbench.estimators.spd`` logger (shown on stderr when logging is not
         configured).
@@ -130,7 +132,7 @@ class SPDRanker(BaseEstimator):
                              f"{self.eta!r} applies to {', '.join(ETA_LEARNERS)}")
         if self.eta_c is not None:
             if self.eta == "pegasos":
-                raise ValueError("eta_c is the c of eta='basic' or 'constant'; eta='pegasos' "
+                raise ValueError("eta_c is the c of eta='basic', 'constant' or 'inverse'; eta='pegasos' "
                                  "takes none (its step is 1/(lam t))")
             _positive_float("eta_c", self.eta_c)
         try:

@@ -28,7 +28,8 @@ Conventions (checked against sofia-ml where the paper is terse):
   x is parallel to w (denominator <= 1e-12 |x|^2 |w|^2) or c <= 0 the step is skipped.
 - Step sizes (sofia-ml's ``--eta_type``, GetEta): ``pegasos`` eta_t = 1/(lambda t) (the
   default, above), ``basic`` eta_t = c/(c + t) (sofia-ml hard-codes c = 10), ``constant``
-  eta_t = c (sofia-ml: 0.02).  They apply to sgd_svm, pegasos, sgd_squared_hinge and the
+  eta_t = c (sofia-ml: 0.02); and ``inverse`` eta_t = c/t (Chapelle Alg. 2's literal rate
+  with c = C, see sgd_pairs.py).  They apply to sgd_svm, pegasos, sgd_squared_hinge and the
   perceptrons.  The shrink 1 - eta lambda is clamped below at sofia-ml's
   MIN_SCALING_FACTOR 1e-7 (it can be <= 0 under ``basic`` / ``constant``).
 - perceptron / margin_perceptron (Sculley sect. 3.4; sofia-ml's margin-perceptron,
@@ -69,8 +70,10 @@ LEARNERS = {"sgd_svm": SGD_SVM, "pegasos": PEGASOS, "pa1": PA1, "romma": ROMMA,
 ETA_PEGASOS = 0   # 1 / (lambda t)
 ETA_BASIC = 1     # c / (c + t)   (sofia-ml: c = 10)
 ETA_CONSTANT = 2  # c             (sofia-ml: c = 0.02)
-ETA_SCHEDULES = {"pegasos": ETA_PEGASOS, "basic": ETA_BASIC, "constant": ETA_CONSTANT}
-ETA_DEFAULT_C = {"pegasos": None, "basic": 10.0, "constant": 0.02}
+ETA_INVERSE = 3   # c / t         (Chapelle Alg. 2 literally, with c = C: see optim/sgd_pairs.py)
+ETA_SCHEDULES = {"pegasos": ETA_PEGASOS, "basic": ETA_BASIC, "constant": ETA_CONSTANT,
+                 "inverse": ETA_INVERSE}
+ETA_DEFAULT_C = {"pegasos": None, "basic": 10.0, "constant": 0.02, "inverse": 1.0}
 # The learners whose step reads eta_t (PA-I and ROMMA choose their own step length).
 ETA_LEARNERS = ("sgd_svm", "pegasos", "sgd_squared_hinge", "perceptron", "margin_perceptron")
 
@@ -95,6 +98,8 @@ def step_size(eta_mode, eta_c, lam, t):
         return 1.0 / (lam * t)
     if eta_mode == ETA_BASIC:
         return eta_c / (eta_c + t)
+    if eta_mode == ETA_INVERSE:
+        return eta_c / t
     return eta_c
 
 
@@ -157,11 +162,15 @@ def learner_coefficients(learner, yab, wx, xx, wsq, t, lam, C, eta_mode=ETA_PEGA
 
 
 @njit(cache=True, inline="always")
-def projection_radius_sq(learner, lam):
-    """Squared radius of the ball the learner projects onto (inf: no projection)."""
+def projection_radius_sq(learner, lam, eta_mode=ETA_PEGASOS):
+    """Squared radius of the ball the learner projects onto (inf: no projection).
+
+    sgd_squared_hinge projects only under the Pegasos schedule, whose first steps are
+    large; its other schedules (e.g. Chapelle Alg. 2's literal one) are not projected.
+    """
     if learner == PEGASOS:
         return 1.0 / lam
-    if learner == SGD_SQUARED_HINGE:
+    if learner == SGD_SQUARED_HINGE and eta_mode == ETA_PEGASOS:
         return 2.0 / lam
     return np.inf
 
@@ -175,8 +184,8 @@ def _shrink(c, v, scale, vsq):
 
 
 @njit(cache=True, inline="always")
-def _project_and_rescale(learner, lam, v, scale, vsq):
-    r2 = projection_radius_sq(learner, lam)
+def _project_and_rescale(learner, lam, eta_mode, v, scale, vsq):
+    r2 = projection_radius_sq(learner, lam, eta_mode)
     wsq = scale * scale * vsq
     if wsq > r2:
         scale *= np.sqrt(r2 / wsq)
@@ -256,7 +265,7 @@ def pair_step_dense(X, a, b, yab, t, learner, lam, C, eta_mode, eta_c, v, scale,
     if d != 0.0:
         # ||v||^2 is recomputed exactly here: same O(d) pass, no drift on dense data.
         vsq = _dense_axpy_diff(d / scale, X, a, b, v)
-    scale, vsq = _project_and_rescale(learner, lam, v, scale, vsq)
+    scale, vsq = _project_and_rescale(learner, lam, eta_mode, v, scale, vsq)
     return scale, vsq, d != 0.0
 
 
@@ -324,5 +333,5 @@ def pair_step_sparse(data, indices, indptr, a, b, yab, t, learner, lam, C, eta_m
         coef = d / scale
         vsq = _sparse_axpy(coef, data, indices, sa, ea, v, vsq)
         vsq = _sparse_axpy(-coef, data, indices, sb, eb, v, vsq)
-    scale, vsq = _project_and_rescale(learner, lam, v, scale, vsq)
+    scale, vsq = _project_and_rescale(learner, lam, eta_mode, v, scale, vsq)
     return scale, vsq, d != 0.0
