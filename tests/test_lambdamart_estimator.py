@@ -167,3 +167,45 @@ def test_mq2008_ndcg_hook_matches_native_lambdarank(data_root):
     b = mean_query_metric(native.decision_function(te.X), te.y, te.query_ptr, "ndcg")
     assert 0.3 < b < 0.9
     assert abs(a - b) < 0.01
+
+
+def test_lightgbm_fatal_lines_do_not_leak_before_our_error(capfd):
+    """Issue 11: LightGBM's native '[LightGBM] [Fatal]' lines stay off stderr; our ValueError says it."""
+    X = np.ones((10, 3))
+    y = np.array([0, 1] * 5)
+    with pytest.raises(ValueError, match="no feature can be split"):
+        LambdaMART(n_estimators=2, min_data_in_leaf=1).fit(X, y, np.zeros(10))
+    out, err = capfd.readouterr()
+    assert "[Fatal]" not in err and "[Fatal]" not in out
+    # other native output still reaches stderr, in order, while the filter is active
+    import os
+
+    from rankbench.boosting.lightgbm_hook import NativeFatalFilter
+
+    with NativeFatalFilter() as f:
+        os.write(2, b"progress 1\n[LightGBM] [Fatal] boom\n\nprogress 2\n")
+    assert capfd.readouterr().err == "progress 1\nprogress 2\n"
+    assert f.held == [b"[LightGBM] [Fatal] boom\n", b"\n"]
+    f.release()
+    assert capfd.readouterr().err == "[LightGBM] [Fatal] boom\n\n"
+
+
+def test_verbose_logs_one_line_per_round(caplog):
+    """Issue 13: verbose=True logs each boosting round (with the eval value) at INFO."""
+    import logging
+
+    X, y, qid = make_queries(3, n_queries=8)
+    logging.getLogger("rankbench").addHandler(logging.NullHandler())
+    with caplog.at_level(logging.INFO, logger="rankbench.estimators.lambdamart"):
+        LambdaMART(metric="ndcg", n_estimators=4, min_data_in_leaf=2, verbose=True).fit(
+            X, y, qid, eval_set=(X, y, qid))
+    lines = [r.getMessage() for r in caplog.records if r.name == "rankbench.estimators.lambdamart"]
+    assert len(lines) == 4
+    assert lines[0].startswith("LambdaMART-ndcg: round 1/4 ")
+    assert "vali.ndcg@10=" in lines[-1] and "round 4/4" in lines[-1]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="rankbench.estimators.lambdamart"):
+        LambdaMART(n_estimators=2, min_data_in_leaf=2).fit(X, y, qid)
+    assert not caplog.records
+    with pytest.raises(ValueError, match="verbose"):
+        LambdaMART(n_estimators=2, verbose="yes").fit(X, y, qid)

@@ -189,7 +189,7 @@ def test_registry_factory_refuses_bad_parameters_at_build_time():
         make_solver("tron_tree", {"loss": "hinge"})
     with pytest.raises(ValueError, match="unknown loss"):
         make_solver("tron_tree", {"loss": "exponential"})
-    with pytest.raises(ValueError, match="optimizers for this loss on the tree oracle: cutting_plane, sgd_queries"):
+    with pytest.raises(ValueError, match="optimizers for this loss on the tree oracle: cutting_plane, sgd_pairs, sgd_queries"):
         make_solver("lbfgs_tree", {"loss": "hinge"})
     with pytest.raises(ValueError, match="takes no tol"):
         make_solver("sgd_queries", {"tol": 1e-3})

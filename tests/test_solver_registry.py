@@ -44,7 +44,7 @@ def test_every_optimizer_declares_its_needs_rule_paper_and_unchanged_defaults():
     # every exact optimizer's default tol is a relative objective accuracy of 1e-6 (issue 11)
     assert {n: (o.tol, o.max_iter) for n, o in opts.items() if n != "lbfgs"} == {
         "newton": (1e-6, 200), "tron": (1e-6, 1000), "cutting_plane": (1e-6, 2000),
-        "sgd_queries": (None, None)}
+        "sgd_queries": (None, None), "sgd_pairs": (None, None)}
     assert "decrement" in opts["newton"].stopping_rule and "decrement" in opts["tron"].stopping_rule
     assert opts["lbfgs"].needs == {"fun", "grad"} and opts["lbfgs"].tol == opts["tron"].tol
 
@@ -65,13 +65,17 @@ def test_pairings_are_accepted_exactly_when_the_oracle_gives_what_the_optimizer_
     for solver, (opt, oracle) in ranksvm_solvers().items():
         model = RankSVM(solver=solver, loss=loss)
         # from first principles: the hinge has neither gradient nor Hessian; all others have both
-        ok = loss != "hinge" or opt in ("cutting_plane", "sgd_queries")
-        if ok:
+        ok = loss != "hinge" or opt in ("cutting_plane", "sgd_queries", "sgd_pairs")
+        if opt == "sgd_pairs" and loss not in ("hinge", "squared_hinge"):
+            # SGD on pairs runs the SPD kernels, which take these two losses only
+            with pytest.raises(ValueError, match=f"takes the losses hinge, squared_hinge, not {loss}"):
+                model.check_params()
+        elif ok:
             model.check_params()
         else:
             with pytest.raises(ValueError, match=f"the hinge loss (has no Hessian|is not differentiable); "
                                                  f"optimizers for this loss on the {oracle} oracle: "
-                                                 "cutting_plane, sgd_queries"):
+                                                 "cutting_plane, sgd_pairs, sgd_queries"):
                 model.check_params()
 
 
@@ -158,7 +162,7 @@ def test_lbfgs_tree_composes_from_the_base_and_validates(hydra_conf):
     assert cfg.solver.loss == "hinge"  # the loss of the optimizer, as cutting_plane.yaml
     validate(cfg, check_data=False)
     with pytest.raises(ConfigError, match="solver 'lbfgs_tree' refuses .*optimizers for this loss on the "
-                                          "tree oracle: cutting_plane, sgd_queries"):
+                                          "tree oracle: cutting_plane, sgd_pairs, sgd_queries"):
         validate(_composed("solver=lbfgs_tree", "solver.loss=hinge"), check_data=False)
 
 

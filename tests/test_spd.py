@@ -33,6 +33,10 @@ def reference_step(learner, w, xa, xb, ya, yb, t, lam, C):
         w = (1 - eta * lam) * w + eta * 2 * max(0.0, 1 - m) * y * x
         norm = np.linalg.norm(w)
         return w * min(1.0, np.sqrt(2.0 / lam) / norm) if norm > 0 else w
+    if learner in ("perceptron", "margin_perceptron"):
+        # sofia-ml's margin perceptron: w <- w + eta y x when y <w, x> <= margin (C here)
+        margin = 0.0 if learner == "perceptron" else C
+        return w + (1.0 / (lam * t)) * y * x if m <= margin else w
     if learner == "pa1":
         if m < 1 and x @ x > 0:
             w = w + min(C, (1 - m) / (x @ x)) * y * x
@@ -57,11 +61,11 @@ def _run_step(kind, learner, w, X, a, b, y, t, lam, C):
     yab = 1.0 if y[a] > y[b] else -1.0
     if kind == "dense":
         scale, vsq, _ = pair_step_dense(np.asarray(X, float), a, b, yab, t, LEARNERS[learner],
-                                        lam, C, v, scale, vsq)
+                                        lam, C, 0, 10.0, v, scale, vsq)
     else:
         Xs = sp.csr_matrix(np.asarray(X, float))
         scale, vsq, _ = pair_step_sparse(Xs.data, Xs.indices, Xs.indptr, a, b, yab, t,
-                                         LEARNERS[learner], lam, C, v, scale, vsq)
+                                         LEARNERS[learner], lam, C, 0, 10.0, v, scale, vsq)
     np.testing.assert_allclose(vsq, v @ v, rtol=1e-10, atol=1e-14)
     return scale * v
 
@@ -164,8 +168,11 @@ def brute_objective(w, X, y, qid, C, loss="hinge"):
 def test_run_equals_python_loop_over_the_same_pairs(learner, sampler):
     X, y, qid = ranking_problem(seed=1)
     n_iter, lam, C = 3000, 0.05, 0.3
-    model = SPDRanker(learner=learner, lam=lam, C=C, n_iter=n_iter, sampler=sampler,
+    model = SPDRanker(learner=learner, lam=lam, C=C, margin=C, n_iter=n_iter, sampler=sampler,
                       random_state=9).fit(X, y, qid)
+    # SPD trains on the canonical row order (qid, label, features): draw on that order too
+    o = np.lexsort(tuple(X.T[::-1]) + (y, qid))
+    X, y, qid = X[o], y[o], qid[o]
     a, b, _ = draw_pairs(build_pair_index(y, np.array([0, *np.flatnonzero(np.diff(qid)) + 1,
                                                        len(y)])), sampler, n_iter, 9)
     w = np.zeros(X.shape[1])

@@ -27,7 +27,7 @@ from rankbench.optim.samplers import build_pair_index
 from rankbench.optim.spd import SPDState, prepare_X, run_segment
 
 PART = "spd"
-LEARNERS = ("pegasos", "sgd_svm", "pa1", "romma")
+LEARNERS = ("pegasos", "sgd_svm", "pa1", "romma", "perceptron", "margin_perceptron")
 
 
 def _timed(fn, repeats: int) -> tuple[float, float]:

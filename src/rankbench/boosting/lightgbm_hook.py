@@ -59,9 +59,10 @@ class RoundRecorder:
 
     order = 30  # after LightGBM's own record/early-stopping callbacks
 
-    def __init__(self, objective: LambdaObjective | None = None):
+    def __init__(self, objective: LambdaObjective | None = None, on_row=None):
         self.rows: list[dict] = []
         self.objective = objective
+        self.on_row = on_row  # called with each new row (verbose progress)
         self._last = time.perf_counter()
         self._last_obj = 0.0
 
@@ -79,4 +80,77 @@ class RoundRecorder:
         for data_name, name, value, _ in env.evaluation_result_list or []:
             row[f"{data_name}.{name}"] = float(value)
         self.rows.append(row)
+        if self.on_row is not None:
+            self.on_row(row)
         self._last = time.perf_counter()
+
+
+class NativeFatalFilter:
+    """Context manager holding back LightGBM's native ``[LightGBM] [Fatal]`` lines on fd 2.
+
+    LightGBM's C++ code writes ``[Fatal]`` lines straight to the process's stderr before it
+    raises; when the caller turns that error into its own clear ValueError, those lines are
+    noise ahead of the real message.  Inside the block fd 2 is a pipe read by a thread that
+    forwards every other line to the real stderr as it arrives (progress and warnings keep
+    flowing) and keeps the ``[Fatal]`` lines (and the blank line LightGBM adds) in ``held``.
+    After the block, ``release()`` writes the held lines to stderr (the caller does so when
+    it does not replace the error); otherwise they are dropped.
+    """
+
+    _MARK = b"[LightGBM] [Fatal]"
+
+    def __init__(self) -> None:
+        self.held: list[bytes] = []
+        self._saved = -1
+
+    def __enter__(self) -> NativeFatalFilter:
+        import os
+        import sys
+        import threading
+
+        sys.stderr.flush()
+        self._saved = os.dup(2)
+        r, w = os.pipe()
+        os.dup2(w, 2)
+        os.close(w)
+
+        def pump() -> None:
+            buf = b""
+            after_fatal = False
+            while True:
+                chunk = os.read(r, 65536)
+                if not chunk:
+                    break
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    if self._MARK in line or (after_fatal and not line.strip()):
+                        self.held.append(line + b"\n")
+                        after_fatal = self._MARK in line
+                    else:
+                        after_fatal = False
+                        os.write(self._saved, line + b"\n")
+            if buf:
+                os.write(self._saved, buf)
+            os.close(r)
+
+        self._thread = threading.Thread(target=pump, name="lightgbm-stderr", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import os
+        import sys
+
+        sys.stderr.flush()
+        os.dup2(self._saved, 2)  # closes the pipe's last write end: the pump sees EOF
+        self._thread.join()
+        os.close(self._saved)
+
+    def release(self) -> None:
+        """Write the held lines to stderr (when the native error is not replaced)."""
+        import os
+
+        for line in self.held:
+            os.write(2, line)
+        self.held = []

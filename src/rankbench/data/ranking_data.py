@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from rankbench.data.row_order import canonical_order, group_by_query
+
 ArrayOrCSR = np.ndarray | sp.csr_matrix
 
 
@@ -94,6 +96,29 @@ class RankingData:
             lines=None if self.lines is None else self.lines[rows],
         )
 
+    def canonical(self) -> RankingData:
+        """The same rows in the canonical order (qid value, label, feature vector); O(n log n).
+
+        Learners whose result depends on row positions (SPD, LambdaMART) train on this, so
+        any order of the same rows gives the same model (see ``rankbench.data.row_order``).
+        Returns ``self`` when the rows are already in that order; otherwise
+        ``meta["order"]`` maps each new row to its row in the original input.
+        """
+        order = canonical_order(self.X, self.y, self.qid)
+        if order is None:
+            return self
+        qid = self.qid[order]
+        _, ptr = group_by_query(qid)
+        meta = dict(self.meta)
+        prev = meta.get("order")
+        meta["order"] = order if prev is None else np.asarray(prev)[order]
+        return RankingData(
+            X=self.X[order], y=self.y[order], qid=qid, query_ptr=ptr, name=self.name,
+            source=self.source, synthetic=self.synthetic, meta=meta,
+            docids=None if self.docids is None else self.docids[order],
+            lines=None if self.lines is None else self.lines[order],
+        )
+
     def describe(self) -> dict[str, Any]:
         """Counts a report or a test checks: queries, documents, features, label histogram."""
         levels, counts = np.unique(self.y, return_counts=True)
@@ -163,30 +188,6 @@ class RankingData:
             meta.setdefault("order", None)
         return cls(X=X, y=y, qid=qid, query_ptr=ptr, name=name, source=source,
                    synthetic=synthetic, meta=meta, docids=docids, lines=lines)
-
-
-def group_by_query(qid: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
-    """Query boundaries of ``qid``; O(n) when already contiguous, else a stable O(n log n) grouping.
-
-    Returns ``(order, query_ptr)`` where ``order`` is None if documents are already
-    contiguous by query, else the stable permutation grouping them by first appearance.
-    """
-    n = qid.shape[0]
-    if n == 0:
-        return None, np.zeros(1, dtype=np.int64)
-    change = np.flatnonzero(qid[1:] != qid[:-1]) + 1
-    starts = np.concatenate(([0], change))
-    if np.unique(qid[starts]).shape[0] == starts.shape[0]:
-        ptr = np.concatenate((starts, [n])).astype(np.int64)
-        return None, ptr
-    _, first, inverse = np.unique(qid, return_index=True, return_inverse=True)
-    rank_of_first = np.argsort(np.argsort(first, kind="stable"), kind="stable")
-    key = rank_of_first[inverse.ravel()]
-    order = np.argsort(key, kind="stable").astype(np.int64)
-    sorted_key = key[order]
-    change = np.flatnonzero(sorted_key[1:] != sorted_key[:-1]) + 1
-    ptr = np.concatenate(([0], change, [n])).astype(np.int64)
-    return order, ptr
 
 
 def check_feature_matrix(X: Any, n_features: int | None = None, *, copy: bool = False) -> ArrayOrCSR:

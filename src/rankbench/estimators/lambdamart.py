@@ -13,6 +13,7 @@ Solvers registered: ``lambdamart_auc``, ``lambdamart_mauc``, ``lambdamart_ndcg``
 
 from __future__ import annotations
 
+import logging
 import time
 from numbers import Integral, Real
 from typing import Any
@@ -23,6 +24,9 @@ from sklearn.base import BaseEstimator
 from rankbench.boosting.lambdas import MAUC_DELTAS, METRICS, NDCG_DELTAS
 from rankbench.data.ranking_data import RankingData, check_feature_matrix
 from rankbench.estimators.registry import register_solver
+from rankbench.verbose import verbose_line
+
+_log = logging.getLogger(__name__)
 
 
 def _check_int(name: str, value: Any, low: int) -> int:
@@ -38,7 +42,12 @@ def _check_pos(name: str, value: Any) -> float:
 
 
 def _ranking_data(X: Any, y: Any, qid: Any, what: str) -> RankingData:
-    data = RankingData.from_arrays(X, y, qid)
+    # Canonical row order (rankbench.data.row_order): score ties and LightGBM's sums follow
+    # row positions, so this makes any order of the same rows give the same model.
+    if isinstance(X, RankingData):
+        data = X
+    else:
+        data = RankingData.from_arrays(X, y, qid).canonical()
     if data.y.min() < 0:
         raise ValueError(f"{what}: relevance labels must be >= 0, found {int(data.y.min())}")
     if data.y.max() > 30:
@@ -86,6 +95,8 @@ class _TreeParams(BaseEstimator):
         if self.early_stopping_rounds is not None:
             _check_int("early_stopping_rounds", self.early_stopping_rounds, 1)
         _check_int("random_state", self.random_state, 0)
+        if not isinstance(self.verbose, bool | np.bool_):
+            raise ValueError(f"verbose must be True or False, got {self.verbose!r}")
 
     def _lgb_params(self) -> dict[str, Any]:
         # deterministic: same seed and thread count -> bit-identical model
@@ -106,7 +117,11 @@ class _TreeParams(BaseEstimator):
                eval_metric: str, recorder_objective=None):
         import lightgbm as lgb
 
-        from rankbench.boosting.lightgbm_hook import QueryMetricEval, RoundRecorder
+        from rankbench.boosting.lightgbm_hook import (
+            NativeFatalFilter,
+            QueryMetricEval,
+            RoundRecorder,
+        )
 
         data = _ranking_data(X, y, qid, "fit")
         self.n_features_in_ = data.n_features
@@ -126,17 +141,34 @@ class _TreeParams(BaseEstimator):
                                                     first_metric_only=True, verbose=False))
         elif self.early_stopping_rounds is not None:
             raise ValueError("early_stopping_rounds needs an eval_set")
-        recorder = RoundRecorder(recorder_objective)
+        on_row = None
+        if getattr(self, "verbose", False):
+            name = type(self).__name__
+            if getattr(self, "metric", None):
+                name += f"-{self.metric}"
+            total = int(self.n_estimators)
+            t_start = time.perf_counter()
+
+            def on_row(row: dict) -> None:
+                evals = " ".join(f"{k}={v:.4f}" for k, v in row.items() if k.startswith("vali."))
+                verbose_line(_log, f"{name}: round {row['iteration']}/{total} "
+                                   f"{row['round_s']:.3f}s (elapsed "
+                                   f"{time.perf_counter() - t_start:.2f}s) {evals}".rstrip())
+
+        recorder = RoundRecorder(recorder_objective, on_row)
         callbacks.append(recorder)
         params = {**self._lgb_params(), **obj_params, "objective": objective}
         recorder.start()
         t0 = time.perf_counter()
+        native = NativeFatalFilter()  # LightGBM's own [Fatal] lines must not precede our error
         try:
-            booster = lgb.train(params, train_set, num_boost_round=int(self.n_estimators),
-                                valid_sets=valid_sets, valid_names=["vali"] * len(valid_sets),
-                                feval=fevals or None, callbacks=callbacks)
-        except lgb.basic.LightGBMError as exc:
-            if "num_features" not in str(exc):
+            with native:
+                booster = lgb.train(params, train_set, num_boost_round=int(self.n_estimators),
+                                    valid_sets=valid_sets, valid_names=["vali"] * len(valid_sets),
+                                    feval=fevals or None, callbacks=callbacks)
+        except BaseException as exc:
+            if not (isinstance(exc, lgb.basic.LightGBMError) and "num_features" in str(exc)):
+                native.release()  # not ours to explain: show LightGBM's lines after all
                 raise
             # LightGBM drops every feature it cannot split on; with none left it aborts deep inside.
             raise ValueError(
@@ -174,13 +206,16 @@ class LambdaMART(_TreeParams):
     documents one query (an AUC problem; O(n^2) pairs per round).  After fit:
     ``booster_``, ``history_`` (per round: ``round_s``, ``gradient_s``, ``vali.<metric>``),
     ``best_iteration_``, ``n_iter_``, ``fit_time_``, ``compile_time_``, ``gradient_time_``.
+    ``verbose=True`` logs one line per round (seconds, elapsed, eval values) at INFO on the
+    ``rankbench.estimators.lambdamart`` logger (stderr when logging is not configured).
     """
 
     def __init__(self, metric: str = "auc", n_estimators: int = 100, learning_rate: float = 0.1,
                  num_leaves: int = 31, min_data_in_leaf: int = 20, sigma: float = 1.0,
                  ndcg_at: int = 10, early_stopping_rounds: int | None = None,
                  random_state: int = 0, n_jobs: int = 1, norm: bool = True,
-                 mauc_delta: str = "exact", max_bin: int = 255, ndcg_delta: str = "lightgbm"):
+                 mauc_delta: str = "exact", max_bin: int = 255, ndcg_delta: str = "lightgbm",
+                 verbose: bool = False):
         self.metric = metric
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -195,6 +230,7 @@ class LambdaMART(_TreeParams):
         self.mauc_delta = mauc_delta
         self.ndcg_delta = ndcg_delta
         self.max_bin = max_bin
+        self.verbose = verbose
 
     def _check_params(self) -> None:
         if self.metric not in METRICS:
@@ -222,7 +258,7 @@ class LambdaMART(_TreeParams):
         threads = numba.get_num_threads()
         numba.set_num_threads(min(int(self.n_jobs), numba.config.NUMBA_NUM_THREADS))
         try:
-            self._train(objective, {}, data.X, data.y, data.qid, eval_set, self.metric,
+            self._train(objective, {}, data, None, None, eval_set, self.metric,
                         recorder_objective=objective)
         finally:
             numba.set_num_threads(threads)
@@ -240,7 +276,7 @@ class LightGBMLambdaRank(_TreeParams):
     def __init__(self, n_estimators: int = 100, learning_rate: float = 0.1, num_leaves: int = 31,
                  min_data_in_leaf: int = 20, sigma: float = 1.0, ndcg_at: int = 10,
                  early_stopping_rounds: int | None = None, random_state: int = 0, n_jobs: int = 1,
-                 norm: bool = True, max_bin: int = 255):
+                 norm: bool = True, max_bin: int = 255, verbose: bool = False):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
@@ -252,6 +288,7 @@ class LightGBMLambdaRank(_TreeParams):
         self.n_jobs = n_jobs
         self.norm = norm
         self.max_bin = max_bin
+        self.verbose = verbose
 
     def fit(self, X: Any, y: Any, qid: Any = None, eval_set: Any = None) -> LightGBMLambdaRank:
         """Boost with LightGBM's built-in lambdarank gradients."""

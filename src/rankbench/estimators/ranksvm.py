@@ -30,7 +30,7 @@ from rankbench.objective.base import check_C
 from rankbench.optim.registry import check_pairing, get_optimizer, ranksvm_solvers, resolve_solver
 
 # estimator parameters handed to the optimizers whose function takes them
-OPTIMIZER_OPTIONS = ("max_cg_iter", "eta0", "average", "random_state")
+OPTIMIZER_OPTIONS = ("max_cg_iter", "eta0", "average", "random_state", "step")
 
 
 class KernelMap(TransformerMixin, BaseEstimator):
@@ -120,10 +120,13 @@ class RankSVM(BaseEstimator):
     refuse the hinge (``check_params``); ``tol``: the optimizer's stopping rule
     (``rankbench.optim.registry``; None = its default, 1e-6 relative objective accuracy for
     every exact optimizer: Newton decrement or ||g||^2/2 certificate for newton and tron, the
-    certificate for lbfgs, the gap for cutting_plane; sgd_queries takes none; see
+    certificate for lbfgs, the gap for cutting_plane; sgd_queries and sgd_pairs take none; see
     ``rankbench.optim.accuracy``).  An unconverged fit sets ``converged_ = False`` and warns
-    (``ConvergenceWarning``); ``convergence_`` states the achieved accuracy; ``max_iter``: outer iterations (SGD: number
-    of query steps, default 20 epochs).  ``rescaling``/``delta``: label-dependent margin or
+    (``ConvergenceWarning``); ``convergence_`` states the achieved accuracy; ``max_iter``: outer
+    iterations (SGD: number of query steps, default 20 epochs; sgd_pairs: pair steps).  ``step``
+    (sgd_queries, sgd_pairs): ``"documented"`` (our step sizes) or ``"paper"`` (Chapelle
+    Alg. 2 / 3's literal 1/t rate); ``eta0`` (sgd_queries; None = 1), ``average``.
+    ``rescaling``/``delta``: label-dependent margin or
     slack rescaling (Chapelle 6.2; not the tree oracle).  ``kernel``: non-linear RankSVM
     through the kernel PCA map (Chapelle 6.3).
     """
@@ -133,8 +136,8 @@ class RankSVM(BaseEstimator):
                  verbose: bool = False, keep_coef_history: bool = False,
                  rescaling: str | None = None, delta="gain_difference",
                  kernel: str | None = None, n_components: int | None = None,
-                 gamma: float | None = None, eta0: float = 1.0, average: bool = False,
-                 random_state=0):
+                 gamma: float | None = None, eta0: float | None = None, average: bool = False,
+                 random_state=0, step: str = "documented"):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -151,6 +154,7 @@ class RankSVM(BaseEstimator):
         self.eta0 = eta0
         self.average = average
         self.random_state = random_state
+        self.step = step
 
     def check_params(self) -> None:
         """ValueError unless solver x loss x parameters can run: unknown solver or loss, an oracle

@@ -1,7 +1,10 @@
 """SPDRanker: Stochastic Pairwise Descent (Sculley 2009) as a scikit-learn style ranker.
 
-Learners ``sgd_svm``, ``pegasos``, ``pa1``, ``romma`` (Sculley sect. 3.2) and
-``sgd_squared_hinge`` (Chapelle & Keerthi Alg. 2); samplers ``indexed`` (the paper's,
+Learners ``sgd_svm``, ``pegasos``, ``pa1``, ``romma`` (Sculley sect. 3.2), ``perceptron``
+and ``margin_perceptron`` (Sculley sect. 3.4, sofia-ml's margin-perceptron) and
+``sgd_squared_hinge`` (Chapelle & Keerthi Alg. 2); step sizes ``eta`` = ``pegasos``
+(1/(lambda t)), ``basic`` (c/(c+t), sofia-ml's default c = 10) or ``constant`` (c, sofia-ml's
+0.02); samplers ``indexed`` (the paper's,
 query- and label-pair-normalised), ``uniform`` (exactly uniform over the pairs P),
 ``rejection`` (index-free, also uniform over P) and ``sofia`` (what sofia-ml's rank loop
 does: a uniform document, then one of another label in its query).  See rankbench.optim.samplers for the
@@ -9,11 +12,12 @@ objective each sampler really minimises and rankbench.optim.pair_steps for the
 update rules.
 
 Registered solvers: ``spd_sgd_svm``, ``spd_pegasos``, ``spd_pa1``, ``spd_romma``,
-``spd_sgd_squared_hinge`` (``make_solver("spd_pegasos", {"lam": 1e-3})``).
+``spd_sgd_squared_hinge``, ``spd_perceptron``, ``spd_margin_perceptron`` (``make_solver("spd_pegasos", {"lam": 1e-3})``).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -24,7 +28,7 @@ from sklearn.base import BaseEstimator
 
 from rankbench.data.ranking_data import RankingData, check_feature_matrix
 from rankbench.estimators.registry import register_solver
-from rankbench.optim.pair_steps import LEARNERS
+from rankbench.optim.pair_steps import ETA_LEARNERS, ETA_SCHEDULES, LEARNERS
 from rankbench.optim.samplers import SAMPLERS, build_pair_index, seed_rng_state
 from rankbench.optim.spd import (
     SPDState,
@@ -33,8 +37,10 @@ from rankbench.optim.spd import (
     spd_segment_dense,
     spd_segment_sparse,
 )
+from rankbench.verbose import verbose_line
 
 _EVAL_METRICS = ("map", "ndcg@10")
+_log = logging.getLogger(__name__)
 
 
 def log_checkpoints(n_iter: int, start: int = 100) -> list[int]:
@@ -56,9 +62,11 @@ class SPDRanker(BaseEstimator):
 
     Parameters
     ----------
-    learner : "pegasos" | "sgd_svm" | "pa1" | "romma" | "sgd_squared_hinge"
+    learner : "pegasos" | "sgd_svm" | "pa1" | "romma" | "sgd_squared_hinge" | "perceptron"
+        | "margin_perceptron"
     lam : regularisation lambda of ``lambda/2 ||w||^2 + 1/|P| sum_P loss`` (> 0); also
-        sets the step size eta_t = 1/(lambda t) and the Pegasos radius 1/sqrt(lambda).
+        sets the step size eta_t = 1/(lambda t) (``eta="pegasos"``) and the Pegasos radius
+        1/sqrt(lambda).  The perceptrons do not regularise (lambda only enters their eta).
         The equivalent RankSVM constant of Chapelle eq. (1) is C = 1/(lambda |P|).
     n_iter : number of stochastic steps (pairs drawn).
     sampler : "indexed" (paper, default) | "uniform" | "rejection" | "sofia".
@@ -68,6 +76,17 @@ class SPDRanker(BaseEstimator):
         with an eval set, MAP and NDCG@10 are recorded in ``history_`` without
         restarting the run.
     C : PA-I aggressiveness, tau = min(C, loss / ||x||^2) (> 0; only read by ``pa1``).
+    margin : ``margin_perceptron`` updates when y <w, x> <= margin (sofia-ml's
+        ``--perceptron_margin_size``, default 1; >= 0); ``perceptron`` is margin 0.
+    eta : step-size schedule of the learners that take one (sgd_svm, pegasos,
+        sgd_squared_hinge, the perceptrons): "pegasos" 1/(lambda t), "basic" c/(c + t),
+        "constant" c (sofia-ml's ``--eta_type``); PA-I and ROMMA refuse any but "pegasos";
+        "inverse" c/t (Chapelle Alg. 2's literal 1/t rate scaled by c).
+    eta_c : the c of "basic" (default 10, sofia-ml's), "constant" (default 0.02) or
+        "inverse" (default 1).
+    verbose : log each checkpoint (iteration, objective, eval metrics, seconds) at INFO
+        on the ``rankbench.estimators.spd`` logger (shown on stderr when logging is not
+        configured).
     eval_set : optional (X, y, qid) evaluated at the checkpoints.
     keep_coef_history : also store w (as a list) in each history row, so a report can
         score any split afterwards.
@@ -76,7 +95,9 @@ class SPDRanker(BaseEstimator):
     def __init__(self, learner: str = "pegasos", lam: float = 1e-3, n_iter: int = 100_000,
                  sampler: str = "indexed", random_state: int | None = 0,
                  checkpoints: str | Iterable[int] | None = None, C: float = 1.0,
-                 eval_set: tuple | None = None, keep_coef_history: bool = False):
+                 eval_set: tuple | None = None, keep_coef_history: bool = False,
+                 margin: float = 1.0, eta: str = "pegasos", eta_c: float | None = None,
+                 verbose: bool = False):
         self.learner = learner
         self.lam = lam
         self.n_iter = n_iter
@@ -86,6 +107,10 @@ class SPDRanker(BaseEstimator):
         self.C = C
         self.eval_set = eval_set
         self.keep_coef_history = keep_coef_history
+        self.margin = margin
+        self.eta = eta
+        self.eta_c = eta_c
+        self.verbose = verbose
 
     # -- parameter checks (all before any kernel runs) --------------------------------
     def _checked_params(self) -> tuple[str, float, int, str, float, list[int]]:
@@ -100,6 +125,27 @@ class SPDRanker(BaseEstimator):
             raise ValueError(f"n_iter must be an integer >= 1, got {n_iter!r}")
         n_iter = int(n_iter)
         seed_rng_state(self.random_state)  # validates the seed
+        if self.eta not in ETA_SCHEDULES:
+            raise ValueError(f"unknown eta schedule {self.eta!r}; known: {', '.join(ETA_SCHEDULES)}")
+        if self.eta != "pegasos" and self.learner not in ETA_LEARNERS:
+            raise ValueError(f"learner {self.learner!r} chooses its own step length; eta="
+                             f"{self.eta!r} applies to {', '.join(ETA_LEARNERS)}")
+        if self.eta_c is not None:
+            if self.eta == "pegasos":
+                raise ValueError("eta_c is the c of eta='basic', 'constant' or 'inverse'; eta='pegasos' "
+                                 "takes none (its step is 1/(lam t))")
+            _positive_float("eta_c", self.eta_c)
+        try:
+            margin = float(self.margin)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"margin must be a number >= 0, got {self.margin!r}") from exc
+        if not np.isfinite(margin) or margin < 0:
+            raise ValueError(f"margin must be a finite number >= 0, got {self.margin!r}")
+        # The kernel's constant c is sofia-ml's: PA-I's aggressiveness or the perceptron margin.
+        if self.learner == "margin_perceptron":
+            C = margin
+        elif self.learner == "perceptron":
+            C = 0.0
         return self.learner, lam, n_iter, self.sampler, C, self._checkpoint_list(n_iter)
 
     def _checkpoint_list(self, n_iter: int) -> list[int]:
@@ -122,14 +168,15 @@ class SPDRanker(BaseEstimator):
     def fit(self, X: Any, y: Any, qid: Any = None, eval_set: tuple | None = None) -> SPDRanker:
         """Train on (X, y, qid); ``eval_set`` = (X, y, qid) overrides the constructor's."""
         learner, lam, n_iter, sampler, C, checkpoints = self._checked_params()
-        data = RankingData.from_arrays(X, y, qid)
+        # Canonical row order: the same rows in any order give the same model.
+        data = RankingData.from_arrays(X, y, qid).canonical()
         Xk = prepare_X(data.X)
         eval_set = eval_set if eval_set is not None else self.eval_set
         eval_data = None
         if eval_set is not None:
             if len(eval_set) != 3:
                 raise ValueError("eval_set must be a tuple (X, y, qid)")
-            eval_data = RankingData.from_arrays(*eval_set)
+            eval_data = RankingData.from_arrays(*eval_set).canonical()
             if eval_data.n_features != data.n_features:
                 raise ValueError(f"eval_set has {eval_data.n_features} features, training data "
                                  f"{data.n_features}")
@@ -148,7 +195,8 @@ class SPDRanker(BaseEstimator):
         segment_ends = checkpoints or [n_iter]
         for end in segment_ends:
             t1 = time.perf_counter()
-            run_segment(Xk, index, state, end - state.n_steps, learner, lam, C, sampler)
+            run_segment(Xk, index, state, end - state.n_steps, learner, lam, C, sampler,
+                        self.eta, self.eta_c)
             train_s += time.perf_counter() - t1
             if not (np.isfinite(state.fstate).all() and np.isfinite(state.v).all()):
                 # ROMMA's |w| never shrinks and can grow without bound on noisy pairs.
@@ -158,6 +206,11 @@ class SPDRanker(BaseEstimator):
             if checkpoints:
                 history.append(self._checkpoint_row(state, data, Xk, eval_data, objective_fn,
                                                     loss, lam, train_s))
+                if self.verbose:
+                    verbose_line(_log, _checkpoint_line(learner, history[-1], n_iter))
+        if self.verbose and not checkpoints:
+            verbose_line(_log, f"spd_{learner}: {state.n_steps} steps, "
+                               f"{state.n_updates} updates, {train_s:.3f}s")
         self.coef_ = state.coef()
         self.n_iter_ = state.n_steps
         self.n_updates_ = state.n_updates
@@ -205,6 +258,17 @@ class SPDRanker(BaseEstimator):
     predict = decision_function
 
 
+def _checkpoint_line(learner: str, row: dict, n_iter: int) -> str:
+    parts = [f"spd_{learner}: iter {row['iteration']}/{n_iter}",
+             f"objective={row['objective']:.6g}"]
+    for key in ("eval_objective", "eval_map", "eval_ndcg@10"):
+        if key in row:
+            parts.append(f"{key}={row[key]:.4f}")
+    parts.append(f"updates={row['n_updates']}")
+    parts.append(f"elapsed={row['elapsed']:.3f}s")
+    return " ".join(parts)
+
+
 def _positive_float(name: str, value: Any) -> float:
     try:
         f = float(value)
@@ -243,10 +307,11 @@ def _warm_up(Xk) -> float:
         data = np.ones(4)
         indices = np.zeros(4, dtype=Xk.indices.dtype)
         indptr = np.arange(5).astype(Xk.indptr.dtype)
-        spd_segment_sparse(data, indices, indptr, 2, 0, 1.0, 1.0, 0, *index.sampler_arrays(),
+        spd_segment_sparse(data, indices, indptr, 2, 0, 1.0, 1.0, 0, 10.0, 0,
+                           *index.sampler_arrays(),
                            state.rng, state.v, state.fstate, state.counters)
     else:
-        spd_segment_dense(np.ones((4, 1)), 2, 0, 1.0, 1.0, 0, *index.sampler_arrays(),
+        spd_segment_dense(np.ones((4, 1)), 2, 0, 1.0, 1.0, 0, 10.0, 0, *index.sampler_arrays(),
                           state.rng, state.v, state.fstate, state.counters)
     elapsed = time.perf_counter() - t
     return elapsed if len(kernel.signatures) > before else 0.0

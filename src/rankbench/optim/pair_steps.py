@@ -26,6 +26,18 @@ Conventions (checked against sofia-ml where the paper is terse):
   0/0; the first step is the minimum-norm w with y <w,x> = 1, i.e. ``d = y/|x|^2``
   (sofia-ml's epsilon-regularised formula gives d = 1 there regardless of y).  When
   x is parallel to w (denominator <= 1e-12 |x|^2 |w|^2) or c <= 0 the step is skipped.
+- Step sizes (sofia-ml's ``--eta_type``, GetEta): ``pegasos`` eta_t = 1/(lambda t) (the
+  default, above), ``basic`` eta_t = c/(c + t) (sofia-ml hard-codes c = 10), ``constant``
+  eta_t = c (sofia-ml: 0.02); and ``inverse`` eta_t = c/t (Chapelle Alg. 2's literal rate
+  with c = C, see sgd_pairs.py).  They apply to sgd_svm, pegasos, sgd_squared_hinge and the
+  perceptrons.  The shrink 1 - eta lambda is clamped below at sofia-ml's
+  MIN_SCALING_FACTOR 1e-7 (it can be <= 0 under ``basic`` / ``constant``).
+- perceptron / margin_perceptron (Sculley sect. 3.4; sofia-ml's margin-perceptron,
+  SingleMarginPerceptronRankStep): ``w <- w + eta_t y x`` when ``y <w, x> <= margin``
+  (margin C; 0 for the perceptron), no shrink, no projection.  sofia-ml's rank step adds
+  ``eta (a - b)`` without the factor y, which is the same step when a is the preferred
+  document and the wrong direction otherwise (its rank loops draw either orientation);
+  we apply ``eta y (a - b)``.
 - sgd_squared_hinge (Chapelle Alg. 2 with l(t) = max(0, 1 - t)^2): gradient step
   ``w <- (1 - eta lambda) w + eta 2 max(0, 1 - y<w,x>) y x`` with eta = 1/(lambda t).
   Chapelle writes the step as (1/t) times the gradient of
@@ -47,9 +59,26 @@ PEGASOS = 1
 PA1 = 2
 ROMMA = 3
 SGD_SQUARED_HINGE = 4
+PERCEPTRON = 5
+MARGIN_PERCEPTRON = 6
 
 LEARNERS = {"sgd_svm": SGD_SVM, "pegasos": PEGASOS, "pa1": PA1, "romma": ROMMA,
-            "sgd_squared_hinge": SGD_SQUARED_HINGE}
+            "sgd_squared_hinge": SGD_SQUARED_HINGE, "perceptron": PERCEPTRON,
+            "margin_perceptron": MARGIN_PERCEPTRON}
+
+# Step-size schedules (sofia-ml's --eta_type): eta_t for the 1-based step t.
+ETA_PEGASOS = 0   # 1 / (lambda t)
+ETA_BASIC = 1     # c / (c + t)   (sofia-ml: c = 10)
+ETA_CONSTANT = 2  # c             (sofia-ml: c = 0.02)
+ETA_INVERSE = 3   # c / t         (Chapelle Alg. 2 literally, with c = C: see optim/sgd_pairs.py)
+ETA_SCHEDULES = {"pegasos": ETA_PEGASOS, "basic": ETA_BASIC, "constant": ETA_CONSTANT,
+                 "inverse": ETA_INVERSE}
+ETA_DEFAULT_C = {"pegasos": None, "basic": 10.0, "constant": 0.02, "inverse": 1.0}
+# The learners whose step reads eta_t (PA-I and ROMMA choose their own step length).
+ETA_LEARNERS = ("sgd_svm", "pegasos", "sgd_squared_hinge", "perceptron", "margin_perceptron")
+
+# sofia-ml's MIN_SCALING_FACTOR: the shrink 1 - eta lambda is clamped to at least this.
+_MIN_SCALING = 1e-7
 
 # Keep scale within these bounds so v neither under- nor overflows over 1e8+ steps.
 _SCALE_LO = 1e-8
@@ -62,24 +91,55 @@ def needs_squared_norm(learner):
     return learner == PA1 or learner == ROMMA
 
 
+@njit(cache=True, inline="always")
+def step_size(eta_mode, eta_c, lam, t):
+    """eta_t of the schedule ``eta_mode`` at 1-based step t (sofia-ml's GetEta)."""
+    if eta_mode == ETA_PEGASOS:
+        return 1.0 / (lam * t)
+    if eta_mode == ETA_BASIC:
+        return eta_c / (eta_c + t)
+    if eta_mode == ETA_INVERSE:
+        return eta_c / t
+    return eta_c
+
+
+@njit(cache=True, inline="always")
+def _shrink_factor(eta, lam):
+    # sofia-ml's L2Regularize: 1 - eta lambda, clamped below at MIN_SCALING_FACTOR; the
+    # Pegasos schedule's exact 0 at t = 1 (where w = 0) is kept as 0.
+    c = 1.0 - eta * lam
+    if c < _MIN_SCALING and c != 0.0:
+        c = _MIN_SCALING
+    return c
+
+
 @njit(cache=True)
-def learner_coefficients(learner, yab, wx, xx, wsq, t, lam, C):
+def learner_coefficients(learner, yab, wx, xx, wsq, t, lam, C, eta_mode=ETA_PEGASOS,
+                         eta_c=10.0):
     """(c, d) of the step ``w <- c w + d x`` for margin ``yab * wx``; O(1).
 
     ``wx = <w, x>``, ``xx = ||x||^2`` (only read by PA-I and ROMMA, and only when the
-    hinge loss is positive), ``wsq = ||w||^2``, ``t`` the 1-based step number.
+    hinge loss is positive), ``wsq = ||w||^2``, ``t`` the 1-based step number, ``C`` the
+    learner's constant (PA-I's aggressiveness, the perceptrons' margin), ``eta_mode`` /
+    ``eta_c`` the step-size schedule (ETA_SCHEDULES).
     """
     margin = yab * wx
     if learner == SGD_SVM or learner == PEGASOS:
-        eta = 1.0 / (lam * t)
-        c = 1.0 - eta * lam
+        eta = step_size(eta_mode, eta_c, lam, t)
+        c = _shrink_factor(eta, lam)
         d = eta * yab if margin < 1.0 else 0.0
         return c, d
     if learner == SGD_SQUARED_HINGE:
-        eta = 1.0 / (lam * t)
-        c = 1.0 - eta * lam
+        eta = step_size(eta_mode, eta_c, lam, t)
+        c = _shrink_factor(eta, lam)
         d = eta * 2.0 * (1.0 - margin) * yab if margin < 1.0 else 0.0
         return c, d
+    if learner == PERCEPTRON or learner == MARGIN_PERCEPTRON:
+        # sofia-ml SingleMarginPerceptronRankStep: no shrink, no projection; update when
+        # y <w, x> <= margin (C for the margin perceptron; 0 for the plain perceptron).
+        if margin <= (C if learner == MARGIN_PERCEPTRON else 0.0):
+            return 1.0, step_size(eta_mode, eta_c, lam, t) * yab
+        return 1.0, 0.0
     if learner == PA1:
         if margin < 1.0 and xx > 0.0:
             tau = (1.0 - margin) / xx
@@ -102,11 +162,15 @@ def learner_coefficients(learner, yab, wx, xx, wsq, t, lam, C):
 
 
 @njit(cache=True, inline="always")
-def projection_radius_sq(learner, lam):
-    """Squared radius of the ball the learner projects onto (inf: no projection)."""
+def projection_radius_sq(learner, lam, eta_mode=ETA_PEGASOS):
+    """Squared radius of the ball the learner projects onto (inf: no projection).
+
+    sgd_squared_hinge projects only under the Pegasos schedule, whose first steps are
+    large; its other schedules (e.g. Chapelle Alg. 2's literal one) are not projected.
+    """
     if learner == PEGASOS:
         return 1.0 / lam
-    if learner == SGD_SQUARED_HINGE:
+    if learner == SGD_SQUARED_HINGE and eta_mode == ETA_PEGASOS:
         return 2.0 / lam
     return np.inf
 
@@ -120,8 +184,8 @@ def _shrink(c, v, scale, vsq):
 
 
 @njit(cache=True, inline="always")
-def _project_and_rescale(learner, lam, v, scale, vsq):
-    r2 = projection_radius_sq(learner, lam)
+def _project_and_rescale(learner, lam, eta_mode, v, scale, vsq):
+    r2 = projection_radius_sq(learner, lam, eta_mode)
     wsq = scale * scale * vsq
     if wsq > r2:
         scale *= np.sqrt(r2 / wsq)
@@ -186,7 +250,7 @@ def _dense_axpy_diff(coef, X, a, b, v):
 
 
 @njit(cache=True, inline="always")
-def pair_step_dense(X, a, b, yab, t, learner, lam, C, v, scale, vsq):
+def pair_step_dense(X, a, b, yab, t, learner, lam, C, eta_mode, eta_c, v, scale, vsq):
     """One learner step on rows a, b of dense X; O(d).
 
     Returns ``(scale, vsq, added)`` with ``added`` True when x entered w.
@@ -195,12 +259,13 @@ def pair_step_dense(X, a, b, yab, t, learner, lam, C, v, scale, vsq):
     xx = 0.0
     if needs_squared_norm(learner) and yab * wx < 1.0:
         xx = _dense_diff_sqnorm(X, a, b)
-    c, d = learner_coefficients(learner, yab, wx, xx, scale * scale * vsq, t, lam, C)
+    c, d = learner_coefficients(learner, yab, wx, xx, scale * scale * vsq, t, lam, C, eta_mode,
+                                eta_c)
     scale, vsq = _shrink(c, v, scale, vsq)
     if d != 0.0:
         # ||v||^2 is recomputed exactly here: same O(d) pass, no drift on dense data.
         vsq = _dense_axpy_diff(d / scale, X, a, b, v)
-    scale, vsq = _project_and_rescale(learner, lam, v, scale, vsq)
+    scale, vsq = _project_and_rescale(learner, lam, eta_mode, v, scale, vsq)
     return scale, vsq, d != 0.0
 
 
@@ -247,7 +312,8 @@ def _sparse_axpy(coef, data, indices, start, end, v, vsq):
 
 
 @njit(cache=True, inline="always")
-def pair_step_sparse(data, indices, indptr, a, b, yab, t, learner, lam, C, v, scale, vsq):
+def pair_step_sparse(data, indices, indptr, a, b, yab, t, learner, lam, C, eta_mode, eta_c, v,
+                     scale, vsq):
     """One learner step on CSR rows a, b; O(nnz(a) + nnz(b)).
 
     Returns ``(scale, vsq, added)``; ``vsq`` is updated incrementally.
@@ -260,11 +326,12 @@ def pair_step_sparse(data, indices, indptr, a, b, yab, t, learner, lam, C, v, sc
     xx = 0.0
     if needs_squared_norm(learner) and yab * wx < 1.0:
         xx = sparse_diff_sqnorm(data, indices, indptr, a, b)
-    c, d = learner_coefficients(learner, yab, wx, xx, scale * scale * vsq, t, lam, C)
+    c, d = learner_coefficients(learner, yab, wx, xx, scale * scale * vsq, t, lam, C, eta_mode,
+                                eta_c)
     scale, vsq = _shrink(c, v, scale, vsq)
     if d != 0.0:
         coef = d / scale
         vsq = _sparse_axpy(coef, data, indices, sa, ea, v, vsq)
         vsq = _sparse_axpy(-coef, data, indices, sb, eb, v, vsq)
-    scale, vsq = _project_and_rescale(learner, lam, v, scale, vsq)
+    scale, vsq = _project_and_rescale(learner, lam, eta_mode, v, scale, vsq)
     return scale, vsq, d != 0.0

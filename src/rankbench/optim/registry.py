@@ -44,6 +44,7 @@ class Optimizer:
     stopping_rule: str
     paper: str
     default_loss: str = "squared_hinge"
+    losses: frozenset[str] | None = None  # the only losses it takes (None: any the oracle gives)
 
     def _default(self, key: str):
         p = inspect.signature(self.function).parameters.get(key)
@@ -69,7 +70,8 @@ _OPTIMIZERS: dict[str, Optimizer] = {}
 
 
 def register_optimizer(name: str, *, needs: tuple[str, ...], stopping_rule: str, paper: str,
-                       default_loss: str = "squared_hinge") -> Callable[[Callable], Callable]:
+                       default_loss: str = "squared_hinge",
+                       losses: tuple[str, ...] | None = None) -> Callable[[Callable], Callable]:
     """Decorator: register an optimizer function under ``name`` with what it declares."""
     bad = set(needs) - set(ORACLE_METHODS)
     if bad:
@@ -77,7 +79,8 @@ def register_optimizer(name: str, *, needs: tuple[str, ...], stopping_rule: str,
                          f"some of {ORACLE_METHODS}")
 
     def deco(function: Callable) -> Callable:
-        spec = Optimizer(name, function, frozenset(needs), stopping_rule, paper, default_loss)
+        spec = Optimizer(name, function, frozenset(needs), stopping_rule, paper, default_loss,
+                         None if losses is None else frozenset(losses))
         old = _OPTIMIZERS.get(name)
         if old is not None and (old.function.__module__, old.function.__qualname__) != (
                 function.__module__, function.__qualname__):
@@ -132,8 +135,13 @@ def check_pairing(optimizer: Optimizer, oracle: str, loss):
     loss = get_loss(loss)
     form = ORACLES[oracle].loss_form(loss)  # raises, naming the oracles that take this loss
     missing = optimizer.needs - ORACLES[oracle].methods(loss)
+    able = [name for name, o in optimizers().items() if o.needs <= ORACLES[oracle].methods(loss)
+            and (o.losses is None or loss.name in o.losses)]
+    if optimizer.losses is not None and loss.name not in optimizer.losses:
+        raise ValueError(f"optimizer {optimizer.name!r} takes the losses "
+                         f"{', '.join(sorted(optimizer.losses))}, not {loss.name}; optimizers for "
+                         f"this loss on the {oracle} oracle: {', '.join(able) or '(none)'}")
     if missing:
-        able = [name for name, o in optimizers().items() if o.needs <= ORACLES[oracle].methods(loss)]
         why = "has no Hessian" if {"hess_vec", "hess_diag"} & missing else "is not differentiable"
         raise ValueError(f"optimizer {optimizer.name!r} needs {', '.join(sorted(missing))} from the "
                          f"oracle, and the {loss.name} loss {why}; optimizers for this loss on the "

@@ -7,7 +7,9 @@ grad f).  The paper uses eta_t = 1/t; f is 1-strongly convex, so 1/t is the clas
 rate, but with the squared hinge the first steps must also stay below 2/L, L the
 curvature of Q * C * L_q: eta_t = eta0 / (t + t0) with t0 defaulting to a bound on that
 curvature (Q C n_q ||X_q||^2 sup loss'', = 2 Q C n_q ||X_q||^2 for the squared hinge).
-``eta0=1/Q, t0=0`` is Alg. 3 literally.
+``step="documented"`` (default) is that rule; ``step="paper"`` is Alg. 3 literally,
+w <- w - (1/t) grad l_q, i.e. ``eta0=1/Q, t0=0`` (Q times smaller steps; eta0 and t0 must
+then be left unset).
 """
 
 from __future__ import annotations
@@ -37,9 +39,10 @@ def curvature_bound(query_oracles: list) -> float:
     "sgd_queries", needs=("fun", "subgrad"), default_loss="hinge",
     stopping_rule="none: max_iter query steps (default 20 epochs over the queries with pairs)",
     paper="Chapelle & Keerthi 2010, Alg. 3 (stochastic gradient on queries)")
-def sgd_queries(oracle, max_iter: int | None = None, eta0: float = 1.0, t0: float | None = None,
-                average: bool = False, random_state=0, record_every: int | None = None,
-                keep_coef: bool = False, verbose: bool = False) -> OptimResult:
+def sgd_queries(oracle, max_iter: int | None = None, eta0: float | None = None,
+                t0: float | None = None, average: bool = False, random_state=0,
+                record_every: int | None = None, keep_coef: bool = False,
+                verbose: bool = False, step: str = "documented") -> OptimResult:
     """Run ``max_iter`` query-level SGD steps on ``oracle``'s objective (its per-query parts from
     ``oracle.split_by_query()``); history rows (full objective) every ``record_every`` steps
     (default: once per epoch)."""
@@ -48,7 +51,13 @@ def sgd_queries(oracle, max_iter: int | None = None, eta0: float = 1.0, t0: floa
     n_iter = 20 * max(1, Q) if max_iter is None else int(max_iter)
     if n_iter < 1:
         raise ValueError(f"max_iter must be >= 1, got {n_iter}")
-    eta0 = float(eta0)
+    if step not in ("documented", "paper"):
+        raise ValueError(f"step must be 'documented' or 'paper', got {step!r}")
+    if step == "paper":
+        if eta0 is not None or t0 is not None:
+            raise ValueError("step='paper' is Alg. 3's 1/t rate: leave eta0 and t0 unset")
+        eta0, t0 = 1.0 / max(1, Q), 0.0
+    eta0 = 1.0 if eta0 is None else float(eta0)
     if not eta0 > 0:
         raise ValueError(f"eta0 must be > 0, got {eta0}")
     if t0 is None:

@@ -14,7 +14,13 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from rankbench.optim.pair_steps import LEARNERS, pair_step_dense, pair_step_sparse
+from rankbench.optim.pair_steps import (
+    ETA_DEFAULT_C,
+    ETA_SCHEDULES,
+    LEARNERS,
+    pair_step_dense,
+    pair_step_sparse,
+)
 from rankbench.optim.samplers import (
     PairIndex,
     draw_pair,
@@ -26,7 +32,7 @@ from rankbench.optim.samplers import (
 
 
 @njit(cache=True)
-def spd_segment_dense(X, n_steps, learner, lam, C, sampler, order, group_start,
+def spd_segment_dense(X, n_steps, learner, lam, C, eta_mode, eta_c, sampler, order, group_start,
                       query_group_ptr, block_hi, block_lo, alias_prob, alias_idx, pos_group,
                       group_query, doc_query, y, rng, v, fstate, counters):
     """Run ``n_steps`` SPD steps on dense X; O(n_steps d).
@@ -47,7 +53,8 @@ def spd_segment_dense(X, n_steps, learner, lam, C, sampler, order, group_start,
         rejected += r
         t += 1
         yab = 1.0 if y[a] > y[b] else -1.0
-        scale, vsq, upd = pair_step_dense(X, a, b, yab, t, learner, lam, C, v, scale, vsq)
+        scale, vsq, upd = pair_step_dense(X, a, b, yab, t, learner, lam, C, eta_mode, eta_c, v,
+                                          scale, vsq)
         added += upd
     rng_store(rng, st)
     fstate[0] = scale
@@ -58,7 +65,8 @@ def spd_segment_dense(X, n_steps, learner, lam, C, sampler, order, group_start,
 
 
 @njit(cache=True)
-def spd_segment_sparse(data, indices, indptr, n_steps, learner, lam, C, sampler, order,
+def spd_segment_sparse(data, indices, indptr, n_steps, learner, lam, C, eta_mode, eta_c, sampler,
+                       order,
                        group_start, query_group_ptr, block_hi, block_lo, alias_prob,
                        alias_idx, pos_group, group_query, doc_query, y, rng, v, fstate,
                        counters):
@@ -77,7 +85,7 @@ def spd_segment_sparse(data, indices, indptr, n_steps, learner, lam, C, sampler,
         t += 1
         yab = 1.0 if y[a] > y[b] else -1.0
         scale, vsq, upd = pair_step_sparse(data, indices, indptr, a, b, yab, t, learner, lam,
-                                           C, v, scale, vsq)
+                                           C, eta_mode, eta_c, v, scale, vsq)
         added += upd
     rng_store(rng, st)
     fstate[0] = scale
@@ -140,15 +148,25 @@ def prepare_X(X):
 
 
 def run_segment(X, index: PairIndex, state: SPDState, n_steps: int, learner: str,
-                lam: float, C: float, sampler: str) -> None:
-    """Advance ``state`` by ``n_steps`` SPD steps in one kernel call (arguments checked by the caller)."""
+                lam: float, C: float, sampler: str, eta: str = "pegasos",
+                eta_c: float | None = None) -> None:
+    """Advance ``state`` by ``n_steps`` SPD steps in one kernel call (arguments checked by the caller).
+
+    ``C`` is the learner's constant (PA-I aggressiveness, perceptron margin); ``eta`` the
+    step-size schedule (ETA_SCHEDULES) and ``eta_c`` its constant (None: sofia-ml's).
+    """
     lcode = learner_code(learner)
     scode = sampler_code(sampler)
+    if eta not in ETA_SCHEDULES:
+        raise ValueError(f"unknown eta schedule {eta!r}; known: {', '.join(ETA_SCHEDULES)}")
+    ecode = ETA_SCHEDULES[eta]
+    ec = ETA_DEFAULT_C[eta] if eta_c is None else eta_c
+    ec = 0.0 if ec is None else float(ec)
     arrays = index.sampler_arrays()
     if sp.issparse(X):
         spd_segment_sparse(X.data, X.indices, X.indptr, int(n_steps), lcode, float(lam),
-                           float(C), scode, *arrays, state.rng, state.v, state.fstate,
-                           state.counters)
+                           float(C), ecode, ec, scode, *arrays, state.rng, state.v,
+                           state.fstate, state.counters)
     else:
-        spd_segment_dense(X, int(n_steps), lcode, float(lam), float(C), scode, *arrays,
-                          state.rng, state.v, state.fstate, state.counters)
+        spd_segment_dense(X, int(n_steps), lcode, float(lam), float(C), ecode, ec, scode,
+                          *arrays, state.rng, state.v, state.fstate, state.counters)
