@@ -119,15 +119,20 @@ class RankSVM(BaseEstimator):
     (``rankbench.optim.registry``; None = its default: Newton decrement/objective 1e-6 for
     newton as the paper, relative gradient norm 1e-3 for tron and lbfgs, relative gap 1e-4
     for cutting_plane; sgd_queries takes none); ``max_iter``: outer iterations (SGD: number
-    of query steps, default 20 epochs).  ``rescaling``/``delta``: label-dependent margin or
-    slack rescaling (Chapelle 6.2; not the tree oracle).  ``kernel``: non-linear RankSVM
+    of query steps, default 20 epochs).  ``rescaling`` (None | "margin" | "slack") with the
+    pair cost ``delta`` (Chapelle 6.2; None = "gain_difference"): a label-pair cost
+    ("gain_difference", "label_difference", a callable or a K x K matrix; brute, pairs, counting),
+    the position-based "dcg_swap" (DCG difference of swapping the two documents at their ideal
+    positions; brute, pairs) or a per-document delta_ij = (delta_i - delta_j)^2 ("gain",
+    "ideal_dcg"; margin rescaling on every oracle, slack on brute and pairs); an oracle that
+    cannot apply it is refused by ``check_params`` naming those that can.  ``kernel``: non-linear RankSVM
     through the kernel PCA map (Chapelle 6.3).
     """
 
     def __init__(self, C: float = 1.0, solver: str = "prsvm_plus", loss="squared_hinge",
                  tol: float | None = None, max_iter: int | None = None, max_cg_iter: int = 2000,
                  verbose: bool = False, keep_coef_history: bool = False,
-                 rescaling: str | None = None, delta="gain_difference",
+                 rescaling: str | None = None, delta=None,
                  kernel: str | None = None, n_components: int | None = None,
                  gamma: float | None = None, eta0: float = 1.0, average: bool = False,
                  random_state=0):
@@ -159,7 +164,7 @@ class RankSVM(BaseEstimator):
         optimizer, oracle = resolve_solver(self.solver)
         check_C(self.C)
         form = check_pairing(optimizer, oracle, self.loss)
-        ORACLES[oracle].check_rescaling(self.rescaling)
+        ORACLES[oracle].check_rescaling(self.rescaling, self.delta)
         if self.tol is not None:
             if optimizer.tol is None:
                 raise ValueError(f"optimizer {optimizer.name!r} takes no tol: {optimizer.stopping_rule}")

@@ -134,7 +134,8 @@ class PairOracle:
         check_rescaling_name(rescaling)
         if rescaling is None:
             return
-        kind = delta_kind("gain_difference" if delta is None else delta)
+        delta = "gain_difference" if delta is None else delta
+        kind = delta_kind(delta)
         if (rescaling, kind) not in cls.rescalings:
             from rankbench.objective import ORACLES
 
