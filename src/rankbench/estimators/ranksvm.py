@@ -94,7 +94,7 @@ def warm_up_kernels() -> float:
     X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [1.0, 1.0]])
     y = np.array([2, 0, 1, 0])
     ptr = np.array([0, 4], dtype=np.int64)
-    for name in ("pairs", "counting", "tree"):
+    for name in ("pairs", "counting", "tree", "direct", "joachims"):
         for loss in ("squared_hinge", "hinge"):
             o = make_oracle(name, X, y, ptr, C=1.0, loss=loss)
             o.fun(np.array([0.1, -0.2]))
