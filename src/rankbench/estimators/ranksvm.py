@@ -28,7 +28,7 @@ from rankbench.objective.base import check_C
 from rankbench.optim.registry import check_pairing, get_optimizer, ranksvm_solvers, resolve_solver
 
 # estimator parameters handed to the optimizers whose function takes them
-OPTIMIZER_OPTIONS = ("max_cg_iter", "eta0", "average", "random_state")
+OPTIMIZER_OPTIONS = ("max_cg_iter", "eta0", "average", "random_state", "cg_history")
 
 
 class KernelMap(TransformerMixin, BaseEstimator):
@@ -126,7 +126,8 @@ class RankSVM(BaseEstimator):
     positions; brute, pairs) or a per-document delta_ij = (delta_i - delta_j)^2 ("gain",
     "ideal_dcg"; margin rescaling on every oracle, slack on brute and pairs); an oracle that
     cannot apply it is refused by ``check_params`` naming those that can.  ``kernel``: non-linear RankSVM
-    through the kernel PCA map (Chapelle 6.3).
+    through the kernel PCA map (Chapelle 6.3).  ``cg_history`` (tron): one history row per CG
+    iteration besides the outer ones (Lee & Lin suppl. Fig. (II)).
     """
 
     def __init__(self, C: float = 1.0, solver: str = "prsvm_plus", loss="squared_hinge",
@@ -135,7 +136,7 @@ class RankSVM(BaseEstimator):
                  rescaling: str | None = None, delta=None,
                  kernel: str | None = None, n_components: int | None = None,
                  gamma: float | None = None, eta0: float = 1.0, average: bool = False,
-                 random_state=0):
+                 random_state=0, cg_history: bool = False):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -152,6 +153,7 @@ class RankSVM(BaseEstimator):
         self.eta0 = eta0
         self.average = average
         self.random_state = random_state
+        self.cg_history = cg_history
 
     def check_params(self) -> None:
         """ValueError unless solver x loss x parameters can run: unknown solver or loss, an oracle

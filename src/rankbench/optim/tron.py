@@ -20,9 +20,10 @@ SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
 
 
 def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
-                max_iter: int, M: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+                max_iter: int, M: np.ndarray | None = None, on_step=None) -> tuple[np.ndarray, np.ndarray, int]:
     """Approximately minimize g.s + s.Hs/2 within ||s||_M <= delta (M diagonal, None = I) by
-    (preconditioned) CG; stops when sqrt(z.r) <= cg_tol; returns (s, r = -g - Hs, iterations)."""
+    (preconditioned) CG; stops when sqrt(z.r) <= cg_tol; returns (s, r = -g - Hs, iterations).
+    ``on_step(s)`` is called with the CG iterate after every CG iteration."""
     Mv = np.ones_like(g) if M is None else M
     s = np.zeros_like(g)
     r = -g.copy()
@@ -48,8 +49,12 @@ def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
             alpha = (dsq - sts) / (std + rad) if std >= 0 else (rad - std) / dtd
             s += alpha * d
             r -= alpha * Hd
+            if on_step is not None:
+                on_step(s)
             break
         r -= alpha * Hd
+        if on_step is not None:
+            on_step(s)
         z = r / Mv
         znew = float(z @ r)
         d = z + (znew / zTr) * d
@@ -63,8 +68,15 @@ def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
     paper="Lin & More 1999 as LIBLINEAR's tron.cpp; Tree-TRON of Lee & Lin 2014")
 def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-3, max_iter: int = 1000,
          max_cg_iter: int = 2000, cg_rtol: float = 0.1, precondition: bool | str = "auto",
-         precond_mix: float = 0.01, keep_coef: bool = False, verbose: bool = False) -> OptimResult:
-    """Minimize oracle.fun by trust-region Newton; stop when ||g|| <= tol * ||g0||."""
+         precond_mix: float = 0.01, keep_coef: bool = False, verbose: bool = False,
+         cg_history: bool = False) -> OptimResult:
+    """Minimize oracle.fun by trust-region Newton; stop when ||g|| <= tol * ||g0||.
+
+    ``cg_history``: also one history row per CG iteration (``cg_step: True``, Lee & Lin suppl.
+    Fig. (II)): the trial point w + s_k of the k-th CG iterate s_k, its objective (evaluated on a
+    shallow copy of the oracle, so the Hessian state of w stays; one more f per CG iteration,
+    counted in ``elapsed``) and, with ``keep_coef``, its coefficients."""
+    import copy
     if precondition == "auto":  # as newton_cg: sparse (text) data only
         precondition = sp.issparse(getattr(oracle, "X", None))
     use_m = precondition and hasattr(oracle, "hess_diag")
@@ -89,8 +101,18 @@ def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-3, max_iter: int 
     converged, message = gnorm <= tol * gnorm0 or gnorm == 0.0, "max_iter reached"
     if converged:
         message = "initial point optimal"
+    probe = copy.copy(oracle) if cg_history else None  # shares the data, not the cached state
+
+    def on_step(s_k):
+        n_now = n_cg + len(steps) + 1
+        steps.append(n_now)
+        w_k = w + s_k
+        hist.record(it, probe.fun(w_k), float("nan"), n_now, w_k, cg_step=True)
+
     while it <= max_iter and not converged:
-        s, r, k = steihaug_cg(oracle.hess_vec, g, delta, cg_rtol * mnorm_inv(g, M), max_cg_iter, M)
+        steps: list[int] = []
+        s, r, k = steihaug_cg(oracle.hess_vec, g, delta, cg_rtol * mnorm_inv(g, M), max_cg_iter, M,
+                              on_step if cg_history else None)
         n_cg += k
         w_new = w + s
         gs = float(g @ s)
