@@ -223,8 +223,8 @@ def oracle_rows(quick: bool) -> list[dict]:
             hv = {name: np.inf for name in oracles}
             for _ in range(repeats):  # interleaved: each round times every oracle once
                 for name, o in oracles.items():
-                    fg[name] = min(fg[name], _time_min(lambda o=o: (o.fun(w), o.grad(w)), 1))
-                    hv[name] = min(hv[name], _time_min(lambda o=o: o.hess_vec(v), 1))
+                    fg[name] = min(fg[name], _time_min(lambda o=o, w=w: (o.fun(w), o.grad(w)), 1))
+                    hv[name] = min(hv[name], _time_min(lambda o=o, v=v: o.hess_vec(v), 1))
             f_ref = oracles["tree"].fun(w)
             for name, o in oracles.items():
                 rows.append({"part": "ranksvm", "case": f"oracle/n={n}/k={k}/{name}", "n": n, "k": k,
