@@ -39,6 +39,19 @@ def iterate_scores(run: PlannedRun) -> list[dict]:
     return rows
 
 
+def default_stop_point(run: PlannedRun, pts: list[dict]) -> dict | None:
+    """The point of ``pts`` where TRON's default rule ||g|| <= 1e-3 ||g0|| first holds: read on the
+    outer iterations (the CG rows carry no gradient norm), at that iterate's CG count."""
+    outer = [h for h in history(run.record) if not h.get("cg_step")]
+    g0 = outer[0].get("grad_norm") if outer else None
+    if not g0:
+        return None
+    hit = next((h for h in outer if h.get("grad_norm") is not None
+                and h["grad_norm"] <= DEFAULT_TRON_EPS * g0), outer[-1])
+    at = [p for p in pts if p["x"] == hit.get("cg_iter")]
+    return at[-1] if at else None
+
+
 def cg_convergence_figure(ctx: RenderContext) -> Artefact:
     """Fig. (II): relative function value (log), test pairwise accuracy and NDCG@10 per iteration."""
     plan = ctx.plan()
@@ -90,10 +103,8 @@ def cg_convergence_figure(ctx: RenderContext) -> Artefact:
                                   "test_pairwise_accuracy": p.get("pairwise_accuracy"),
                                   "test_ndcg@10": p.get("ndcg@10")})
             if solver.startswith("tron"):
-                g = [p["grad_norm"] for p in pts]
-                if g and g[0]:
-                    stop = next((p for p in pts if p["grad_norm"] is not None
-                                 and p["grad_norm"] <= DEFAULT_TRON_EPS * g[0]), pts[-1])
+                stop = default_stop_point(run, pts)
+                if stop is not None:
                     if "pairwise_accuracy" in stop:
                         ax_p.axhline(stop["pairwise_accuracy"], color="k", linestyle="--",
                                      linewidth=0.8, marker="", label="Tree-TRON, default stop")
