@@ -34,3 +34,32 @@ def test_one_row_per_cg_iteration_with_its_trial_point():
     for h in outer[1:]:
         last = [c for c in cg if c["cg_iter"] == h["cg_iter"]][-1]
         np.testing.assert_allclose(last["coef"], h["coef"], rtol=0, atol=1e-12)
+
+
+def _planned(solver, params, hist, objective):
+    from rankbench.report.records import PlannedRun
+
+    return PlannedRun(spec={"solver": solver, "params": params, "fold": 1}, resolution=None,
+                      dataset_key="d", record={"status": "ok", "history": hist,
+                                               "train": {"objective": objective}})
+
+
+def test_fig2_f_star_is_the_best_of_every_run_of_the_same_problem():
+    """Not each run's own last value: TRON's f* comes from the Newton reference at the same C;
+    another C or another loss is another problem."""
+    from rankbench.report.renderers.lee_lin import best_objective_per_problem, iterate_scores, problem_key
+
+    tron = _planned("tron_tree", {"C": 0.1}, [
+        {"iter": 0, "objective": 10.0, "grad_norm": 5.0, "cg_iter": 0},
+        {"iter": 1, "objective": 4.0, "grad_norm": float("nan"), "cg_iter": 1, "cg_step": True},
+        {"iter": 1, "objective": 3.0, "grad_norm": float("nan"), "cg_iter": 2, "cg_step": True},
+        {"iter": 1, "objective": 3.0, "grad_norm": 0.1, "cg_iter": 2}], 3.0)
+    newton = _planned("newton_tree", {"C": 0.1, "tol": 1e-12}, [], 2.5)
+    other_c = _planned("newton_tree", {"C": 1.0}, [], 1.0)
+    cp = _planned("cutting_plane", {"C": 0.1}, [{"iter": 1, "objective": 7.0, "cg_iter": 1}], 7.0)
+    best, src = best_objective_per_problem([tron, newton, other_c, cp])
+    assert problem_key(tron) == ("squared_hinge", 0.1) and problem_key(cp) == ("hinge", 0.1)
+    assert best[("squared_hinge", 0.1)] == 2.5 and src[("squared_hinge", 0.1)] == {"tron_tree", "newton_tree"}
+    assert best[("hinge", 0.1)] == 7.0 and best[("squared_hinge", 1.0)] == 1.0
+    # TRON's points: the start and one per CG iteration, at the CG count
+    assert [(p["x"], p["objective"]) for p in iterate_scores(tron)] == [(0, 10.0), (1, 4.0), (2, 3.0)]

@@ -68,7 +68,7 @@ def cg_convergence_figure(ctx: RenderContext) -> Artefact:
         ax_p.set_title(f"{name}: test pairwise accuracy")
         ax_n.set_title(f"{name}: test NDCG@10")
         every = [r for r in plan.runs if r.dataset_key == ds and r.ok]
-        best = best_objective_per_problem(every)
+        best, best_from = best_objective_per_problem(every)
         # C per method as the supplement: the run with the best validation pairwise accuracy
         chosen = choose_per_fold(every, SELECTION_METRIC)
         runs = [rs[0] for (d, solver), rs in sorted(chosen.items())
@@ -147,13 +147,11 @@ def problem_key(run: PlannedRun) -> tuple[str, float | None]:
     return str(loss), params.get("C")
 
 
-best_from: dict[tuple[str, float | None], set[str]] = {}
-
-
-def best_objective_per_problem(runs: list[PlannedRun]) -> dict[tuple[str, float | None], float]:
-    """Per problem (loss, C) the lowest objective any of ``runs`` reached (history or final)."""
+def best_objective_per_problem(runs: list[PlannedRun]) -> tuple[dict, dict]:
+    """Per problem (loss, C): the lowest objective any of ``runs`` reached (history or final),
+    and the solvers whose runs were compared."""
     best: dict[tuple[str, float | None], float] = {}
-    best_from.clear()
+    best_from: dict[tuple[str, float | None], set[str]] = {}
     for run in runs:
         vals = [h.get("objective") for h in history(run.record)]
         vals.append(value(run.record, "train.objective"))
@@ -163,7 +161,7 @@ def best_objective_per_problem(runs: list[PlannedRun]) -> dict[tuple[str, float 
         key = problem_key(run)
         best_from.setdefault(key, set()).add(run.spec["solver"])
         best[key] = min(best.get(key, np.inf), min(vals))
-    return best
+    return best, best_from
 
 
 def zero_dual_share(run: PlannedRun) -> tuple[float | None, str]:
