@@ -47,7 +47,11 @@ def _planned(solver, params, hist, objective):
 def test_fig2_f_star_is_the_best_of_every_run_of_the_same_problem():
     """Not each run's own last value: TRON's f* comes from the Newton reference at the same C;
     another C or another loss is another problem."""
-    from rankbench.report.renderers.lee_lin import best_objective_per_problem, iterate_scores, problem_key
+    from rankbench.report.renderers.lee_lin import (
+        best_objective_per_problem,
+        iterate_scores,
+        problem_key,
+    )
 
     tron = _planned("tron_tree", {"C": 0.1}, [
         {"iter": 0, "objective": 10.0, "grad_norm": 5.0, "cg_iter": 0},
