@@ -92,7 +92,7 @@ def test_refusals_name_what_would_work():
                                          "has no Hessian; optimizers for this loss on the pairs oracle: "
                                          "cutting_plane, lbfgs, sgd_queries"):
         RankSVM(solver="newton_pairs", loss=cubic).check_params()
-    with pytest.raises(ValueError, match="rescaling; use one of the oracles brute, pairs, counting"):
+    with pytest.raises(ValueError, match="margin rescaling with label-pair costs .*; use one of the oracles brute, pairs, counting$"):
         RankSVM(solver="lbfgs_tree", rescaling="margin").check_params()
     with pytest.raises(ValueError, match="unknown RankSVM solver 'lbfgs_heap'.* oracle in brute, pairs"):
         RankSVM(solver="lbfgs_heap").check_params()

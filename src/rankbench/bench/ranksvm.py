@@ -1,6 +1,8 @@
 """RankSVM benchmark: training time per fold on LETOR (Chapelle Table 3 setting), time and NDCG
 against C (Fig. 1), AUC scaling curve on RCV1-shaped synthetic data (Fig. 3), extreme C
-(Lee & Lin Table I), TRON vs cutting plane along the iterations (Lee & Lin Fig. II).
+(Lee & Lin Table I), TRON vs cutting plane along the iterations (Lee & Lin Fig. II), and the
+cost of one f+gradient and one Hessian-vector product of every oracle against n and the
+number of levels k (Lee & Lin supplement sect. II: direct and Joachims' counting vs tree).
 
 Times are ``RankSVM.fit_time_`` (numba compilation excluded, best of ``repeats``); the
 machine is shared, so treat them as upper bounds.  Memory is the bytes of arrays an
@@ -179,10 +181,64 @@ def c_sweep_rows(quick: bool, name: str = "OHSUMED") -> list[dict]:
     return rows
 
 
+ORACLE_TIMING = ("pairs", "counting", "tree", "direct", "joachims")
+ORACLE_PAIRS_MAX = 5_000_000  # the explicit pair list beyond this: skipped (O(p) memory)
+
+
+def _time_min(fn, repeats: int) -> float:
+    best = np.inf
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def oracle_rows(quick: bool) -> list[dict]:
+    """Seconds per f+gradient and per Hessian-vector product of each oracle (Lee & Lin suppl.
+    sect. II: direct O(nk), Joachims' Alg. (I) O(nk) in k sweeps, counting O(nk) per level pair
+    merge, tree O(n log k), pairs O(p)) on one query of n documents with k relevance levels
+    (uniform labels, Gaussian features, d = 20), min of the repeats, interleaved by oracle."""
+    rows = []
+    sizes = (2_000, 20_000) if quick else (2_000, 20_000, 200_000)
+    for n in sizes:
+        for k in (2, 5, 50, 500):
+            rng = np.random.default_rng(n + k)
+            X = rng.standard_normal((n, 20))
+            y = rng.integers(0, k, size=n)
+            ptr = np.array([0, n], dtype=np.int64)
+            w = rng.standard_normal(20) * 0.1
+            v = rng.standard_normal(20)
+            p = count_pairs(y, ptr)
+            oracles = {}
+            for name in ORACLE_TIMING:
+                if name == "pairs" and p > ORACLE_PAIRS_MAX:
+                    rows.append({"part": "ranksvm", "case": f"oracle/n={n}/k={k}/{name}", "n": n, "k": k,
+                                 "oracle": name, "n_pairs": p, "seconds": float("nan"),
+                                 "note": f"skipped: {p:.3g} pairs > {ORACLE_PAIRS_MAX:.0e} (O(p) memory)"})
+                    continue
+                oracles[name] = make_oracle(name, X, y, ptr, C=1.0)
+            repeats = 5 if n <= 20_000 else 2
+            fg = {name: np.inf for name in oracles}
+            hv = {name: np.inf for name in oracles}
+            for _ in range(repeats):  # interleaved: each round times every oracle once
+                for name, o in oracles.items():
+                    fg[name] = min(fg[name], _time_min(lambda o=o, w=w: (o.fun(w), o.grad(w)), 1))
+                    hv[name] = min(hv[name], _time_min(lambda o=o, v=v: o.hess_vec(v), 1))
+            f_ref = oracles["tree"].fun(w)
+            for name, o in oracles.items():
+                rows.append({"part": "ranksvm", "case": f"oracle/n={n}/k={k}/{name}", "n": n, "k": k,
+                             "oracle": name, "n_pairs": p, "seconds": fg[name] + hv[name],
+                             "fun_grad_s": fg[name], "hess_vec_s": hv[name],
+                             "rel_diff_f_vs_tree": abs(o.fun(w) - f_ref) / abs(f_ref)})
+    return rows
+
+
 def run(quick: bool = False) -> list[dict]:
     """All RankSVM benchmark rows (quick: OHSUMED folds, MQ2008 fold 1, n <= 19,200)."""
     compile_s = warm_up_kernels()
     rows = [{"part": "ranksvm", "case": "numba_warm_up", "seconds": compile_s}]
+    rows += oracle_rows(quick)
     rows += letor_rows(quick)
     rows += extreme_C_rows(quick)
     rows += convergence_rows(quick)

@@ -30,7 +30,7 @@ from rankbench.objective.base import check_C
 from rankbench.optim.registry import check_pairing, get_optimizer, ranksvm_solvers, resolve_solver
 
 # estimator parameters handed to the optimizers whose function takes them
-OPTIMIZER_OPTIONS = ("max_cg_iter", "eta0", "average", "random_state", "step")
+OPTIMIZER_OPTIONS = ("max_cg_iter", "eta0", "average", "random_state", "step", "cg_history")
 
 
 class KernelMap(TransformerMixin, BaseEstimator):
@@ -96,7 +96,7 @@ def warm_up_kernels() -> float:
     X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [1.0, 1.0]])
     y = np.array([2, 0, 1, 0])
     ptr = np.array([0, 4], dtype=np.int64)
-    for name in ("pairs", "counting", "tree"):
+    for name in ("pairs", "counting", "tree", "direct", "joachims"):
         for loss in ("squared_hinge", "hinge"):
             o = make_oracle(name, X, y, ptr, C=1.0, loss=loss)
             o.fun(np.array([0.1, -0.2]))
@@ -126,18 +126,24 @@ class RankSVM(BaseEstimator):
     iterations (SGD: number of query steps, default 20 epochs; sgd_pairs: pair steps).  ``step``
     (sgd_queries, sgd_pairs): ``"documented"`` (our step sizes) or ``"paper"`` (Chapelle
     Alg. 2 / 3's literal 1/t rate); ``eta0`` (sgd_queries; None = 1), ``average``.
-    ``rescaling``/``delta``: label-dependent margin or
-    slack rescaling (Chapelle 6.2; not the tree oracle).  ``kernel``: non-linear RankSVM
-    through the kernel PCA map (Chapelle 6.3).
+    ``rescaling`` (None | "margin" | "slack") with the
+    pair cost ``delta`` (Chapelle 6.2; None = "gain_difference"): a label-pair cost
+    ("gain_difference", "label_difference", a callable or a K x K matrix; brute, pairs, counting),
+    the position-based "dcg_swap" (DCG difference of swapping the two documents at their ideal
+    positions; brute, pairs) or a per-document delta_ij = (delta_i - delta_j)^2 ("gain",
+    "ideal_dcg"; margin rescaling on every oracle, slack on brute and pairs); an oracle that
+    cannot apply it is refused by ``check_params`` naming those that can.  ``kernel``: non-linear RankSVM
+    through the kernel PCA map (Chapelle 6.3).  ``cg_history`` (tron): one history row per CG
+    iteration besides the outer ones (Lee & Lin suppl. Fig. (II)).
     """
 
     def __init__(self, C: float = 1.0, solver: str = "prsvm_plus", loss="squared_hinge",
                  tol: float | None = None, max_iter: int | None = None, max_cg_iter: int = 2000,
                  verbose: bool = False, keep_coef_history: bool = False,
-                 rescaling: str | None = None, delta="gain_difference",
+                 rescaling: str | None = None, delta=None,
                  kernel: str | None = None, n_components: int | None = None,
                  gamma: float | None = None, eta0: float | None = None, average: bool = False,
-                 random_state=0, step: str = "documented"):
+                 random_state=0, step: str = "documented", cg_history: bool = False):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -155,6 +161,7 @@ class RankSVM(BaseEstimator):
         self.average = average
         self.random_state = random_state
         self.step = step
+        self.cg_history = cg_history
 
     def check_params(self) -> None:
         """ValueError unless solver x loss x parameters can run: unknown solver or loss, an oracle
@@ -167,7 +174,7 @@ class RankSVM(BaseEstimator):
         optimizer, oracle = resolve_solver(self.solver)
         check_C(self.C)
         form = check_pairing(optimizer, oracle, self.loss)
-        ORACLES[oracle].check_rescaling(self.rescaling)
+        ORACLES[oracle].check_rescaling(self.rescaling, self.delta)
         if self.tol is not None:
             if optimizer.tol is None:
                 raise ValueError(f"optimizer {optimizer.name!r} takes no tol: {optimizer.stopping_rule}")

@@ -3,7 +3,9 @@
 ``f(w) = 1/2 ||w||^2 + C * sum_{(i,j) in P} loss(w.x_i - w.x_j)``, P = same-query pairs
 with y_i > y_j.  Oracles differ in how they count pairs: ``brute`` (all pairs, numpy,
 test reference), ``pairs`` (explicit pair matrix, PRSVM), ``counting`` (sort + count per
-level pair, PRSVM+), ``tree`` (Fenwick order-statistic tree, Lee & Lin).  The loss is an
+level pair, PRSVM+), ``tree`` (Fenwick order-statistic tree, Lee & Lin), ``direct`` (Lee &
+Lin supplement sect. II.1: per-level counters, two sweeps) and ``joachims`` (supplement
+Alg. (I), Joachims 2006: one sweep per level).  The loss is an
 object (``losses.py``): a sum of shifted hinge / squared-hinge pieces, which every oracle
 evaluates, or a smooth loss, which pairs and brute evaluate exactly and counting and tree
 through its piecewise approximation (``logistic.py``).
@@ -16,7 +18,9 @@ import numpy as np
 from rankbench.objective.base import PairOracle, check_problem
 from rankbench.objective.brute_force import BruteForceOracle
 from rankbench.objective.counting import CountingOracle
+from rankbench.objective.direct import DirectOracle
 from rankbench.objective.explicit_pairs import ExplicitPairsOracle
+from rankbench.objective.joachims import JoachimsOracle
 from rankbench.objective.losses import LOSSES, PairLoss, get_loss, loss_names
 from rankbench.objective.query_levels import QueryLevels
 from rankbench.objective.score_order import sort_within_queries
@@ -27,18 +31,20 @@ ORACLES: dict[str, type[PairOracle]] = {
     "pairs": ExplicitPairsOracle,
     "counting": CountingOracle,
     "tree": TreeOracle,
+    "direct": DirectOracle,
+    "joachims": JoachimsOracle,
 }
 
 __all__ = [
-    "LOSSES", "ORACLES", "BruteForceOracle", "CountingOracle", "ExplicitPairsOracle",
-    "PairLoss", "PairOracle", "QueryLevels", "TreeOracle", "count_pairs", "get_loss",
+    "LOSSES", "ORACLES", "BruteForceOracle", "CountingOracle", "DirectOracle", "ExplicitPairsOracle",
+    "JoachimsOracle", "PairLoss", "PairOracle", "QueryLevels", "TreeOracle", "count_pairs", "get_loss",
     "loss_names", "make_oracle", "pairs_with_margin", "ranksvm_objective",
 ]
 
 
 def make_oracle(name: str, X, y, query_ptr=None, C: float = 1.0, loss: str | PairLoss = "squared_hinge",
                 **kwargs) -> PairOracle:
-    """Build the oracle called ``name`` (brute | pairs | counting | tree) for (X, y, query_ptr)."""
+    """Build the oracle called ``name`` (brute | pairs | counting | tree | direct | joachims) for (X, y, query_ptr)."""
     if name not in ORACLES:
         raise ValueError(f"unknown oracle {name!r}; expected one of {', '.join(ORACLES)}")
     return ORACLES[name](X, y, query_ptr, C=C, loss=loss, **kwargs)

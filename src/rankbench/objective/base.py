@@ -17,7 +17,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from rankbench.data.ranking_data import check_feature_matrix, check_labels
-from rankbench.objective.losses import PairLoss, get_loss, rescaling_matrices
+from rankbench.objective.losses import (
+    DOCUMENT_DELTAS,
+    PairLoss,
+    check_rescaling_name,
+    delta_kind,
+    get_loss,
+    pair_costs,
+    rescaling_matrices,
+)
 from rankbench.objective.query_levels import QueryLevels
 
 
@@ -54,7 +62,12 @@ class PairOracle:
     """Base class of the pair oracles; subclasses implement ``_loss_grad_z`` and ``_hess_z``."""
 
     name = "base"
-    supports_rescaling = True
+    # (rescaling, kind of pair cost) pairs this oracle evaluates (Chapelle sect. 6.2): label-pair
+    # costs by counting per pair of levels; ("margin", "document") by shifting every score by
+    # -delta_i (any oracle with one margin); position costs and per-document slack need every pair
+    rescalings: frozenset[tuple[str, str]] = frozenset({("margin", "label"), ("slack", "label")})
+    # brute and pairs evaluate position / document costs pair by pair (per_pair_costs)
+    per_pair_costs = False
     loss_families: frozenset[str] = frozenset({"piecewise"})
 
     def __init__(self, X, y, query_ptr=None, C: float = 1.0, loss: str | PairLoss = "squared_hinge",
@@ -65,10 +78,18 @@ class PairOracle:
         self.requested_loss = get_loss(loss)
         self.loss = self.loss_form(self.requested_loss)
         self.levels = levels if levels is not None else QueryLevels.from_labels(self.y, self.query_ptr)
-        self.check_rescaling(rescaling)
+        if delta is None:
+            delta = "gain_difference"
+        self.check_rescaling(rescaling, delta)
         self.rescaling = rescaling
         self.delta = delta
+        self.delta_kind = None if rescaling is None else delta_kind(delta)
         self.margin, self.weight = rescaling_matrices(self.levels.levels, rescaling, delta)
+        # document margin rescaling without per-pair costs: max(0, |d_i - d_j| - z_i + z_j) =
+        # max(0, u_j - u_i) with u = z - d (d non-decreasing in the label within each query)
+        self._score_shift = None
+        if self.delta_kind == "document" and rescaling == "margin" and not self.per_pair_costs:
+            self._score_shift = self._document_shift()
         # X^T as a CSC view of the CSR data (no copy); built once, not at every product
         self._XT = self.X.T
         self._X2 = None  # X squared elementwise, made on the first hess_diag call
@@ -107,14 +128,54 @@ class PairOracle:
         return frozenset(out)
 
     @classmethod
-    def check_rescaling(cls, rescaling: str | None) -> None:
-        """ValueError when this oracle cannot apply label-pair ``rescaling``."""
-        if rescaling is not None and not cls.supports_rescaling:
+    def check_rescaling(cls, rescaling: str | None, delta="gain_difference") -> None:
+        """ValueError when this oracle cannot apply ``rescaling`` (None | margin | slack) with the
+        pair cost ``delta`` (its kind: label, position or document), naming the oracles that can."""
+        check_rescaling_name(rescaling)
+        if rescaling is None:
+            return
+        delta = "gain_difference" if delta is None else delta
+        kind = delta_kind(delta)
+        if (rescaling, kind) not in cls.rescalings:
             from rankbench.objective import ORACLES
 
-            able = [name for name, o in ORACLES.items() if o.supports_rescaling]
-            raise ValueError(f"the {cls.name} oracle supports no label-pair rescaling; "
-                             f"use one of the oracles {', '.join(able)}")
+            able = [name for name, o in ORACLES.items() if (rescaling, kind) in o.rescalings]
+            what = {"label": "label-pair", "position": "position-based (DCG swap)",
+                    "document": "per-document (delta_i - delta_j)^2"}[kind]
+            raise ValueError(f"the {cls.name} oracle supports no {rescaling} rescaling with "
+                             f"{what} costs (delta={delta!r}); use one of the oracles "
+                             f"{', '.join(able)}")
+
+    @classmethod
+    def supported_rescalings(cls) -> list[str]:
+        """'rescaling/kind' of every (rescaling, cost kind) this oracle evaluates, sorted."""
+        return sorted(f"{r}/{k}" for r, k in cls.rescalings)
+
+    def _document_shift(self) -> np.ndarray:
+        """Per-document delta_i of a document cost, checked non-decreasing in the label within
+        each query (else |delta_i - delta_j| != delta_i - delta_j and the shift is wrong)."""
+        d = np.asarray(DOCUMENT_DELTAS[self.delta](self.y, self.query_ptr), dtype=np.float64)
+        for q in range(self.query_ptr.shape[0] - 1):
+            a, b = int(self.query_ptr[q]), int(self.query_ptr[q + 1])
+            if b - a < 2:
+                continue
+            o = np.lexsort((d[a:b], self.y[a:b]))
+            yq, dq = self.y[a:b][o], d[a:b][o]
+            if np.any((yq[1:] > yq[:-1]) & (dq[1:] < dq[:-1])):
+                raise ValueError(f"delta={self.delta!r}: per-document costs must not decrease with the "
+                                 f"label within a query (query {q}) for margin rescaling by score shift")
+        return d
+
+    def pair_margin_weight(self, hi, lo) -> tuple[np.ndarray, np.ndarray]:
+        """(margin, weight) of preference pairs (hi preferred over lo; global index arrays that
+        broadcast): label-pair matrices, or sqrt(delta_ij) / delta_ij of a position or document cost."""
+        if self.delta_kind in ("position", "document"):
+            # only entries with y_hi > y_lo are used; the others are clipped to 0 (no NaN from sqrt)
+            cost = np.maximum(pair_costs(self.delta_kind, self.delta, self.y, self.query_ptr, hi, lo), 0.0)
+            one = np.ones_like(cost)
+            return (np.sqrt(cost), one) if self.rescaling == "margin" else (one, cost)
+        g = self.levels.grank
+        return self.margin[g[hi], g[lo]], self.weight[g[hi], g[lo]]
 
     def split_by_query(self) -> list[PairOracle]:
         """One oracle of this kind per query with at least two relevance levels (same C, loss and
@@ -156,6 +217,8 @@ class PairOracle:
     def loss_at_scores(self, z: np.ndarray) -> float:
         """sum_{(i,j) in P} loss(z_i - z_j), also caching dL/dz and the Hessian state."""
         z = np.ascontiguousarray(z, dtype=np.float64)
+        if self._score_shift is not None:
+            z = z - self._score_shift  # document margin rescaling: same L, dL/dz and Hessian in u
         L, gz = self._loss_grad_z(z)
         self._gz = gz
         return float(L)

@@ -17,6 +17,8 @@ class BruteForceOracle(PairOracle):
     """Every pair of every query, with dense per-query Hessians in score space."""
 
     name = "brute"
+    rescalings = frozenset((r, k) for r in ("margin", "slack") for k in ("label", "position", "document"))
+    per_pair_costs = True
     loss_families = frozenset({"piecewise", "smooth"})
     max_query_docs = 5000  # dense n_q x n_q blocks: 200 MB each at this size
 
@@ -31,21 +33,22 @@ class BruteForceOracle(PairOracle):
         gz = np.zeros_like(z)
         self._blocks = []
         value = 0.0
-        M, W, g = self.margin, self.weight, self.levels.grank
         smooth = self.loss.family == "smooth"
         for q in range(self.query_ptr.shape[0] - 1):
             a, b = int(self.query_ptr[q]), int(self.query_ptr[q + 1])
-            zq, yq, gq = z[a:b], self.y[a:b], g[a:b]
+            zq, yq = z[a:b], self.y[a:b]
             pref = yq[:, None] > yq[None, :]  # row preferred over column
+            idx = np.arange(a, b)
+            # per pair (row preferred): margin and weight, of the label pair or the pair itself
+            Mq, Wq = self.pair_margin_weight(idx[:, None], idx[None, :])
             Hq = np.zeros((b - a, b - a))
             if smooth:
-                value += self._smooth_block(zq, pref, M[gq[:, None], gq[None, :]],
-                                            W[gq[:, None], gq[None, :]], gz[a:b], Hq)
+                value += self._smooth_block(zq, pref, Mq, Wq, gz[a:b], Hq)
                 self._blocks.append(Hq)
                 continue
             for off, weight, power in self._pieces():
-                m = M[gq[:, None], gq[None, :]] + off
-                c = weight * W[gq[:, None], gq[None, :]]
+                m = Mq + off
+                c = weight * Wq
                 active = pref & (zq[None, :] > zq[:, None] - m)
                 r = np.where(active, m - zq[:, None] + zq[None, :], 0.0)
                 cw = np.where(active, c, 0.0)

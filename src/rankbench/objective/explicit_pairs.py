@@ -56,6 +56,30 @@ def pairs_fun(hi, lo, grank, z, M, W, off_m, weight, power, gz, dcoef):
 
 
 @njit(cache=True)
+def pairs_fun_pp(hi, lo, pm, pw, z, off_m, weight, power, gz, dcoef):
+    """As ``pairs_fun`` with a margin ``pm[k]`` and weight ``pw[k]`` of each pair (position or
+    document costs, Chapelle sect. 6.2); O(p)."""
+    value = 0.0
+    for k in range(hi.shape[0]):
+        i = hi[k]
+        j = lo[k]
+        m = pm[k] + off_m
+        if z[j] > z[i] - m:
+            c = weight * pw[k]
+            r = m - z[i] + z[j]
+            if power == 2:
+                value += c * r * r
+                gz[i] -= 2.0 * c * r
+                gz[j] += 2.0 * c * r
+                dcoef[k] += c
+            else:
+                value += c * r
+                gz[i] -= c
+                gz[j] += c
+    return value
+
+
+@njit(cache=True)
 def pairs_hess(hi, lo, dcoef, d):
     """A^T D A d; O(p)."""
     out = np.zeros_like(d)
@@ -73,6 +97,8 @@ class ExplicitPairsOracle(PairOracle):
 
     name = "pairs"
     max_pairs = 200_000_000
+    rescalings = frozenset((r, k) for r in ("margin", "slack") for k in ("label", "position", "document"))
+    per_pair_costs = True
     loss_families = frozenset({"piecewise", "smooth"})
 
     def _setup(self) -> None:
@@ -82,11 +108,15 @@ class ExplicitPairsOracle(PairOracle):
                              f"{self.max_pairs} (memory O(p)); use oracle='tree' or 'counting'")
         self.hi, self.lo = build_pairs(self.y, self.query_ptr, p)
         self._dcoef = None
+        self._pm = self._pw = None
+        if self.delta_kind in ("position", "document"):
+            # a margin and a weight per pair (O(p) more memory: the pair-level costs need them)
+            self._pm, self._pw = self.pair_margin_weight(self.hi, self.lo)
         if self.loss.family == "smooth":
-            g = self.levels.grank
-            # per pair: the margin shift M_ab - 1 and the slack weight W_ab of its label pair
-            self._shift = self.margin[g[self.hi], g[self.lo]] - 1.0
-            self._pair_w = self.weight[g[self.hi], g[self.lo]]
+            # per pair: the margin shift M - 1 and the slack weight W of the pair
+            pm, pw = self.pair_margin_weight(self.hi, self.lo) if self._pm is None else (self._pm, self._pw)
+            self._shift = pm - 1.0
+            self._pair_w = pw
 
     def _loss_grad_z(self, z):
         if self.loss.family == "smooth":
@@ -95,8 +125,12 @@ class ExplicitPairsOracle(PairOracle):
         dcoef = np.zeros(self.hi.shape[0])
         value = 0.0
         for off, weight, power in self._pieces():
-            value += pairs_fun(self.hi, self.lo, self.levels.grank, z, self.margin, self.weight,
-                               off, weight, power, gz, dcoef)
+            if self._pm is not None:
+                value += pairs_fun_pp(self.hi, self.lo, self._pm, self._pw, z, off, weight, power,
+                                      gz, dcoef)
+            else:
+                value += pairs_fun(self.hi, self.lo, self.levels.grank, z, self.margin, self.weight,
+                                   off, weight, power, gz, dcoef)
         self._dcoef = dcoef
         return value, gz
 

@@ -248,10 +248,95 @@ def pair_matrix(levels: np.ndarray, spec, default: float, what: str) -> np.ndarr
     return m
 
 
+RESCALINGS = ("margin", "slack")
+
+
+def ideal_positions(y: np.ndarray, query_ptr: np.ndarray) -> np.ndarray:
+    """1-based position of each document in its query's ideal ranking (labels descending, ties
+    by document index: documents of one label are interchangeable there); O(n log n)."""
+    y = np.asarray(y)
+    pos = np.empty(y.shape[0], dtype=np.float64)
+    for q in range(len(query_ptr) - 1):
+        a, b = int(query_ptr[q]), int(query_ptr[q + 1])
+        order = np.argsort(-y[a:b].astype(np.float64), kind="mergesort")
+        pos[a + order] = np.arange(1, b - a + 1, dtype=np.float64)
+    return pos
+
+
+def dcg_discount(pos: np.ndarray) -> np.ndarray:
+    """1 / log2(1 + p): the DCG discount of 1-based position p (the paper's 1/log2(p) read as
+    the usual DCG discount; 1/log2(1) would be infinite at the top position)."""
+    return 1.0 / np.log2(1.0 + np.asarray(pos, dtype=np.float64))
+
+
+def doc_gain(y, query_ptr) -> np.ndarray:
+    """delta_i = 2^y_i - 1 (the DCG gain): delta_ij = (delta_i - delta_j)^2, margin |2^y_i - 2^y_j|."""
+    return 2.0 ** np.asarray(y, dtype=np.float64) - 1.0
+
+
+def doc_ideal_dcg(y, query_ptr) -> np.ndarray:
+    """delta_i = (2^y_i - 1) / log2(1 + p_i), p_i the ideal position: document i's DCG term in its
+    query's ideal ranking (non-decreasing in the label within a query)."""
+    return doc_gain(y, query_ptr) * dcg_discount(ideal_positions(y, query_ptr))
+
+
+# Chapelle sect. 6.2's three kinds of cost delta_ij of a preference pair (i preferred over j):
+# "label" (a function of the two labels, DELTAS or a callable / K x K matrix), "position" (the DCG
+# difference of swapping i and j at their positions in the ideal ranking, POSITION_DELTAS) and
+# "document" (delta_ij = (delta_i - delta_j)^2 of a per-document delta_i, DOCUMENT_DELTAS), the
+# case whose margin rescaling stays O(n log n) (margin |delta_i - delta_j|: scores shifted by delta).
+POSITION_DELTAS = ("dcg_swap",)
+DOCUMENT_DELTAS: dict[str, Callable] = {"gain": doc_gain, "ideal_dcg": doc_ideal_dcg}
+DELTA_KINDS = ("label", "position", "document")
+
+
+def delta_kind(delta) -> str:
+    """Which kind of pair cost ``delta`` names (label | position | document); ValueError naming the
+    known deltas for an unknown name."""
+    if delta is None:
+        return "label"
+    if isinstance(delta, str):
+        if delta in DELTAS:
+            return "label"
+        if delta in POSITION_DELTAS:
+            return "position"
+        if delta in DOCUMENT_DELTAS:
+            return "document"
+        raise ValueError(f"unknown delta {delta!r}; expected a label-pair cost ({', '.join(DELTAS)}, a "
+                         f"callable or a K x K matrix), a position-based cost ({', '.join(POSITION_DELTAS)}) "
+                         f"or a per-document cost ({', '.join(DOCUMENT_DELTAS)})")
+    return "label"
+
+
+def check_rescaling_name(rescaling) -> None:
+    """ValueError unless ``rescaling`` is None, 'margin' or 'slack'."""
+    if rescaling is not None and rescaling not in RESCALINGS:
+        raise ValueError(f"unknown rescaling {rescaling!r}; expected None, 'margin' or 'slack'")
+
+
+def pair_costs(kind: str, delta, y: np.ndarray, query_ptr: np.ndarray, hi, lo) -> np.ndarray:
+    """delta_ij of the preference pairs (hi[k] preferred over lo[k]; global indices, numpy arrays
+    that broadcast) for a position or document ``kind``; O(number of pairs)."""
+    y = np.asarray(y, dtype=np.float64)
+    if kind == "position":
+        disc = dcg_discount(ideal_positions(y, query_ptr))
+        return (2.0 ** y[hi] - 2.0 ** y[lo]) * np.abs(disc[hi] - disc[lo])
+    if kind == "document":
+        dd = DOCUMENT_DELTAS[delta](y, query_ptr)
+        return (dd[hi] - dd[lo]) ** 2
+    raise ValueError(f"pair_costs: kind {kind!r} is not position or document")
+
+
 def rescaling_matrices(levels: np.ndarray, rescaling: str | None, delta) -> tuple[np.ndarray, np.ndarray]:
-    """(margin, weight) matrices for Chapelle sect. 6.2: margin rescaling sqrt(delta), slack rescaling delta."""
-    if rescaling is None:
+    """(margin, weight) matrices for Chapelle sect. 6.2: margin rescaling sqrt(delta), slack rescaling delta.
+
+    For a position or document cost (no label-pair matrix) these are the unit matrices, except
+    document margin rescaling: margin 0, the oracle shifting each score by -delta_i instead."""
+    if rescaling is None or delta_kind(delta) == "position" or (
+            delta_kind(delta) == "document" and rescaling == "slack"):
         return pair_matrix(levels, None, 1.0, "pair margin"), pair_matrix(levels, None, 1.0, "pair weight")
+    if delta_kind(delta) == "document":
+        return pair_matrix(levels, None, 0.0, "pair margin"), pair_matrix(levels, None, 1.0, "pair weight")
     if isinstance(delta, str):
         if delta not in DELTAS:
             raise ValueError(f"unknown delta {delta!r}; expected one of {', '.join(DELTAS)} or a callable")

@@ -176,14 +176,15 @@ class TreeOracle(PairOracle):
     """Lee & Lin's order-statistic-tree oracle (Fenwick tree over label ranks), any number of levels."""
 
     name = "tree"
-    supports_rescaling = False
+    # one margin for every pair: per-document margins by the base class's score shift only
+    rescalings = frozenset({("margin", "document")})
 
     def _setup(self) -> None:
         lv = self.levels
         self._m = 1.0
         self._c = 1.0
         if lv.levels.shape[0] > 1:
-            # uniform margin and weight (rescaling is refused in the base class)
+            # one margin and weight (label-pair rescaling is refused in the base class)
             self._m = float(self.margin[1, 0])
             self._c = float(self.weight[1, 0])
         self._order = None

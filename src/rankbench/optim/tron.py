@@ -27,12 +27,13 @@ SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
 
 
 def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
-                max_iter: int, M: np.ndarray | None = None, info: dict | None = None
-                ) -> tuple[np.ndarray, np.ndarray, int]:
+                max_iter: int, M: np.ndarray | None = None, info: dict | None = None,
+                on_step=None) -> tuple[np.ndarray, np.ndarray, int]:
     """Approximately minimize g.s + s.Hs/2 within ||s||_M <= delta (M diagonal, None = I) by
     (preconditioned) CG; stops when sqrt(z.r) <= cg_tol; returns (s, r = -g - Hs, iterations).
     ``info["interior"]`` (when a dict is given) says whether CG stopped by its residual rule
-    inside the region (then g.s + s.Hs/2 estimates -lambda^2/2, the Newton decrement)."""
+    inside the region (then g.s + s.Hs/2 estimates -lambda^2/2, the Newton decrement).
+    ``on_step(s)`` is called with the CG iterate after every CG iteration."""
     interior = False
     Mv = np.ones_like(g) if M is None else M
     s = np.zeros_like(g)
@@ -60,8 +61,12 @@ def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
             alpha = (dsq - sts) / (std + rad) if std >= 0 else (rad - std) / dtd
             s += alpha * d
             r -= alpha * Hd
+            if on_step is not None:
+                on_step(s)
             break
         r -= alpha * Hd
+        if on_step is not None:
+            on_step(s)
         z = r / Mv
         znew = float(z @ r)
         d = z + (znew / zTr) * d
@@ -81,8 +86,14 @@ def steihaug_cg(hess_vec, g: np.ndarray, delta: float, cg_tol: float,
 def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 1000,
          max_cg_iter: int = 2000, cg_rtol: float = 0.1, precondition: bool | str = "auto",
          precond_mix: float = 0.01, confirm_rtol: float = 1e-4, keep_coef: bool = False,
-         verbose: bool = False) -> OptimResult:
-    """Minimize oracle.fun by trust-region Newton; stop when lambda^2/2 <= tol |f| (module docstring)."""
+         verbose: bool = False, cg_history: bool = False) -> OptimResult:
+    """Minimize oracle.fun by trust-region Newton; stop when lambda^2/2 <= tol |f| (module docstring).
+
+    ``cg_history``: also one history row per CG iteration (``cg_step: True``, Lee & Lin suppl.
+    Fig. (II)): the trial point w + s_k of the k-th CG iterate s_k, its objective (evaluated on a
+    shallow copy of the oracle, so the Hessian state of w stays; one more f per CG iteration,
+    counted in ``elapsed``) and, with ``keep_coef``, its coefficients."""
+    import copy
     use_m = want_preconditioner(oracle, precondition)
 
     def precond():
@@ -108,8 +119,18 @@ def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int 
     if certificate(g) <= tol * abs(f):
         converged, message = True, "initial point: ||g||^2/2 <= tol * |f|"
     info: dict = {}
+    probe = copy.copy(oracle) if cg_history else None  # shares the data, not the cached state
+
+    def on_step(s_k):
+        n_now = n_cg + len(steps) + 1
+        steps.append(n_now)
+        w_k = w + s_k
+        hist.record(it, probe.fun(w_k), float("nan"), n_now, w_k, cg_step=True)
+
     while it <= max_iter and not converged:
-        s, r, k = steihaug_cg(oracle.hess_vec, g, delta, cg_rtol * mnorm_inv(g, M), max_cg_iter, M, info)
+        steps: list[int] = []
+        s, r, k = steihaug_cg(oracle.hess_vec, g, delta, cg_rtol * mnorm_inv(g, M), max_cg_iter, M,
+                              info, on_step if cg_history else None)
         n_cg += k
         gs = float(g @ s)
         prered = -0.5 * (gs - float(s @ r))
