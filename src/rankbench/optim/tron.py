@@ -138,8 +138,9 @@ def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int 
             # a loose CG underestimates lambda^2 by up to its energy-norm error: confirm the
             # candidate stop with the full Newton step solved to confirm_rtol (Newton's forcing
             # term near the optimum, Eisenstat & Walker 1996), no trust region
+            steps = []
             s, r, k = steihaug_cg(oracle.hess_vec, g, np.inf, confirm_rtol * mnorm_inv(g, M),
-                                  max_cg_iter, M, info)
+                                  max_cg_iter, M, info, on_step if cg_history else None)
             n_cg += k
             gs = float(g @ s)
             prered = -0.5 * (gs - float(s @ r))
