@@ -7,6 +7,9 @@ STAMP := $(VENV)/.installed
 # Data root: RANKBENCH_DATA if set, else ../shared/data when it exists (the team's machines).
 RANKBENCH_DATA ?= $(shell [ -d ../shared/data ] && cd ../shared/data && pwd)
 export RANKBENCH_DATA
+# Peer sources (make peers): PEERS_SRC if set, else ../shared/peers when it exists.
+PEERS_SRC ?= $(shell [ -d ../shared/peers ] && cd ../shared/peers && pwd)
+export PEERS_SRC
 PYTEST_ARGS ?=
 # Hydra launcher for make reproduce: basic (one job after another), joblib, ray_cluster, slurm ...
 LAUNCHER ?=
@@ -42,10 +45,16 @@ reproduce: $(STAMP) ## Run every paper experiment config (resuming stored runs),
 reproduce-quick: $(STAMP) ## Reduced reproduce on small data (minutes), into results/_quick
 	$(PY) -m rankbench.reproduce --quick $(REPRODUCE_ARGS)
 
+peers: $(STAMP) ## Build the papers' peer programs (SVM-light, LIBLINEAR ranksvm, sofia-ml) into ~/.cache/rankbench/peers (RANKBENCH_PEERS); docs/peers.md
+	$(PY) -m rankbench.peers build
+
+reproduce-peers: $(STAMP) peers ## make reproduce plus the tier-peers experiments (SVM-light on OHSUMED fold 1: about an hour here)
+	$(PY) -m rankbench.reproduce --peers $(REPRODUCE_ARGS)
+
 report: $(STAMP) ## Re-render tables and figures from stored records only (no training)
 	$(PY) -m rankbench.reproduce --report-only
 
 clean: ## Remove build artefacts (keeps .venv and results)
 	rm -rf build dist src/*.egg-info .pytest_cache .ruff_cache
 
-.PHONY: help install test lint bench reproduce reproduce-quick report clean
+.PHONY: help install test lint bench peers reproduce reproduce-peers reproduce-quick report clean

@@ -7,6 +7,11 @@
   build time and never committed.
 - ``liblinear_ranksvm``: LIBLINEAR 2.11's ranksvm extension (Lee & Lin's C++ Tree-TRON,
   ``train -s 8``), from ``$PEERS_SRC/liblinear-ranksvm.tar.gz``.
+- ``sofia_ml``: Sculley's sofia-ml (SPD: ``--loop_type rank``), from
+  ``$PEERS_SRC/sofia-ml.tar.gz``, with two minimal fixes for g++ >= 12 applied at build time
+  (``rankbench.peers.build.SOFIA_PATCHES``).
+- ``liblinear_pairs``: no build; ``liblinear-official`` from the package index, trained on
+  explicit difference vectors (Chapelle's footnote 2).
 
 ``make peers`` (``python -m rankbench.peers build``) builds them into ``$RANKBENCH_PEERS``
 (default ``~/.cache/rankbench/peers``), outside the source tree; ``python -m rankbench.peers
@@ -22,6 +27,7 @@ from pathlib import Path
 PEERS = {
     "svmlight": ("svm_learn", "svm_classify"),
     "liblinear": ("train", "predict"),
+    "sofia": ("sofia-ml",),
 }
 
 

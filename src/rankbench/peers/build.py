@@ -74,7 +74,48 @@ def build_liblinear() -> None:
         shutil.copy2(top / name, root / "bin" / name)
 
 
-BUILDERS = {"svmlight": build_svmlight, "liblinear": build_liblinear}
+# The two changes sofia-ml needs under g++ >= 12 at -O3 (../shared/peers/README.md), as exact
+# text replacements in src/sf-sparse-vector.cc; each must apply exactly once.
+SOFIA_PATCHES = (
+    # (1) the feature loop advanced with strchr(...) + 1 and tested `position - 1 != NULL`,
+    # undefined behaviour the optimizer removes: a line without a trailing '#' comment ran past
+    # its end.  Advance through a helper that returns NULL at the last token, and test for NULL.
+    ("void SfSparseVector::Init(const char* in_string) {",
+     "static const char* SfNextToken(const char* p) {\n"
+     "  const char* s = strchr(p, ' ');\n"
+     "  return s == NULL ? NULL : s + 1;\n"
+     "}\n\n"
+     "void SfSparseVector::Init(const char* in_string) {"),
+    ("       (position < in_string + length \n\t&& position - 1 != NULL\n\t&& position[0] != '#');\n"
+     "       position = strchr(position, ' ') + 1) {",
+     "       (position != NULL && position < in_string + length\n\t&& position[0] != '#');\n"
+     "       position = SfNextToken(position)) {"),
+    # (2) the qid value was copied without a terminating NUL: queries could be grouped wrongly.
+    ("    strncpy(group_id_c_string, position, end - position);\n",
+     "    strncpy(group_id_c_string, position, end - position);\n"
+     "    group_id_c_string[end - position] = '\\0';\n"),
+)
+
+
+def build_sofia() -> None:
+    root, src, log = _fresh("sofia")
+    srcs = source_dir()
+    top = _untar("sofia", (srcs or Path("PEERS_SRC-unset")) / "sofia-ml.tar.gz", src)
+    target = top / "src" / "sf-sparse-vector.cc"
+    text = target.read_text()
+    for old, new in SOFIA_PATCHES:
+        if text.count(old) != 1:
+            raise BuildError(f"peer sofia: step 'patch sf-sparse-vector.cc' failed: the text "
+                             f"{old[:60]!r} occurs {text.count(old)} times (expected once)")
+        text = text.replace(old, new)
+    target.write_text(text)
+    with log.open("a") as fh:
+        fh.write(f"patched {target}: {len(SOFIA_PATCHES)} replacements (rankbench.peers.build.SOFIA_PATCHES)\n")
+    _run("sofia", "make", ["make", "-s", "sofia-ml"], top / "src", log)
+    shutil.copy2(top / "src" / "sofia-ml", root / "bin" / "sofia-ml")
+
+
+BUILDERS = {"svmlight": build_svmlight, "liblinear": build_liblinear, "sofia": build_sofia}
 
 
 def main(argv: list[str] | None = None) -> int:

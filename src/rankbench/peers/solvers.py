@@ -5,7 +5,7 @@ LETOR line format ``label qid:Q i:v ...``), runs the program with a time limit, 
 back into a weight vector, and reports two times: ``fit_time_`` the program's own training
 time where it prints one (SVM-light's "Runtime in cpu-seconds", which excludes reading the
 file), else the process's wall time minus the time the same program takes to read the file
-and stop (``read_time_``), and ``wall_total_`` the whole process.
+and stop (``read_time_``), and ``wall_total_s_`` the whole process.
 """
 
 from __future__ import annotations
@@ -42,10 +42,24 @@ def write_letor(path: Path, X: Any, y: Any, qid: Any) -> None:
 class _Peer(BaseEstimator):
     peer = ""
 
+    def _set_objective(self, X: Any, y: Any, qid: Any, loss: str) -> None:
+        """``objective_``: Chapelle eq. (1) at the peer's w, evaluated by our tree oracle (the same
+        function our RankSVM minimizes), so peer and ours are compared on one objective."""
+        from rankbench.data.row_order import group_by_query
+        from rankbench.objective import ranksvm_objective
+
+        y = np.asarray(y, dtype=np.float64)
+        qid = np.zeros(y.shape[0], dtype=np.int64) if qid is None else np.asarray(qid)
+        order, ptr = group_by_query(qid)
+        if order is not None:
+            X, y = X[order], y[order]
+        self.objective_ = float(ranksvm_objective(self.coef_, X, y, ptr, C=float(self.C), loss=loss))
+
     def decision_function(self, X: Any) -> np.ndarray:
         return np.asarray(X @ self.coef_, dtype=float).ravel()
 
-    def _run(self, cmd: list[str], timeout_s: float | None) -> tuple[str, float]:
+    def _run(self, cmd: list[str], timeout_s: float | None, both: bool = False) -> tuple[str, float]:
+        """Run ``cmd`` within ``timeout_s``; (stdout, or stdout + stderr with ``both``; wall s)."""
         t0 = time.perf_counter()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
@@ -56,7 +70,7 @@ class _Peer(BaseEstimator):
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} exited with status {proc.returncode}: "
                                f"{(proc.stderr or proc.stdout)[-500:]}")
-        return proc.stdout, wall
+        return (proc.stdout + proc.stderr if both else proc.stdout), wall
 
 
 @register_solver("svmlight")
@@ -70,7 +84,7 @@ class SVMLightRanker(_Peer):
     slack).  ``max_iter`` is ``-#``: stop when there was no progress for that many iterations
     (LETOR's SVMLight#: 5000; SVM-light's default 100000); ``tol`` is ``-e`` (default 0.001).
     After fit: ``coef_``, ``fit_time_`` (SVM-light's own CPU-seconds of training),
-    ``wall_total_``, ``converged_`` (False when SVM-light says it stopped for lack of
+    ``wall_total_s_``, ``converged_`` (False when SVM-light says it stopped for lack of
     progress), ``n_iter_``, ``n_support_``."""
 
     peer = "svmlight"
@@ -96,13 +110,14 @@ class SVMLightRanker(_Peer):
             self.coef_ = _read_svmlight_model(model, n_features)
         m = re.search(r"Runtime in cpu-seconds: ([0-9.]+)", out)
         self.fit_time_ = float(m.group(1)) if m else wall
-        self.wall_total_ = wall
+        self.wall_total_s_ = wall
         self.converged_ = "Relaxing KT-Conditions due to slow progress" not in out
         it = re.findall(r"\((\d+) iterations\)", out)
         self.n_iter_ = int(it[-1]) if it else None
         sv = re.search(r"Number of SV: (\d+)", out)
         self.n_support_ = int(sv.group(1)) if sv else None
         self.log_ = out[-4000:]
+        self._set_objective(X, y, qid, "hinge")
         self.extra_ = {"peer": "svm_learn (SVM-light V6.02)", "peer_cpu_s": self.fit_time_,
                        "peer_wall_total_s": wall, "converged": self.converged_}
         return self
@@ -166,13 +181,14 @@ class LiblinearRankSVM(_Peer):
                                    repr(float(1e-3 if self.tol is None else self.tol)), str(train), str(model)], self.timeout_s)
             self.coef_ = _read_liblinear_model(model, n_features)
         self.read_time_ = read
-        self.wall_total_ = wall
+        self.wall_total_s_ = wall
         self.fit_time_ = max(wall - read, 0.0)
         it = re.findall(r"iter\s+(\d+)", out)
         self.n_iter_ = int(it[-1]) if it else None
         cg = re.findall(r"CG\s+(\d+)", out)
         self.n_cg_iter_ = int(sum(int(c) for c in cg)) if cg else None
         self.log_ = out[-4000:]
+        self._set_objective(X, y, qid, "squared_hinge")
         self.extra_ = {"peer": "liblinear-ranksvm 2.11 train -s 8", "peer_wall_total_s": wall,
                        "peer_read_s": read}
         return self
@@ -191,3 +207,156 @@ def _read_liblinear_model(path: Path, n_features: int) -> np.ndarray:
     if w.shape[0] > n_features:
         raise ValueError(f"{path}: {w.shape[0]} weights for {n_features} features")
     return np.concatenate([w, np.zeros(n_features - w.shape[0])])
+
+
+# rankbench SPD learner -> sofia-ml --learner_type (the plain perceptron is sofia-ml's
+# margin-perceptron with margin 0)
+SOFIA_LEARNERS = {"pegasos": "pegasos", "sgd_svm": "sgd-svm", "pa1": "passive-aggressive",
+                  "romma": "romma", "margin_perceptron": "margin-perceptron",
+                  "perceptron": "margin-perceptron"}
+
+
+@register_solver("sofia_ml")
+def _make_sofia(params: dict[str, Any]) -> SofiaML:
+    return SofiaML(**params)
+
+
+class SofiaML(_Peer):
+    """sofia-ml (Sculley 2009) with ``--loop_type rank``: Stochastic Pairwise Descent over
+    pairs drawn within queries, the program our ``spd_*`` solvers reimplement.  Parameters
+    as ``SPDRanker``'s: ``learner`` (pegasos, sgd_svm, pa1, romma, margin_perceptron,
+    perceptron), ``lam`` (``--lambda``), ``n_iter`` (``--iterations``), ``C`` (PA-I's
+    ``--passive_aggressive_c``), ``margin`` (``--perceptron_margin_size``), ``eta``
+    (``--eta_type``), ``random_state`` (``--random_seed``).  ``fit_time_`` is the program's
+    own "Time to complete training" (excludes reading the file); ``read_time_`` its "Time to
+    read training data"; ``wall_total_s_`` the whole process.  The model's bias weight (sofia's
+    feature 0) is dropped: a ranking does not depend on it."""
+
+    peer = "sofia"
+
+    def __init__(self, learner: str = "pegasos", lam: float = 1e-3, n_iter: int = 100_000,
+                 C: float = 1.0, margin: float = 1.0, eta: str = "pegasos",
+                 random_state: int | None = 0, timeout_s: float | None = None,
+                 verbose: bool = False):
+        self.learner = learner
+        self.lam = lam
+        self.n_iter = n_iter
+        self.C = C
+        self.margin = margin
+        self.eta = eta
+        self.random_state = random_state
+        self.timeout_s = timeout_s
+        self.verbose = verbose
+
+    def fit(self, X: Any, y: Any, qid: Any = None) -> SofiaML:
+        if self.learner not in SOFIA_LEARNERS:
+            raise ValueError(f"sofia_ml: learner {self.learner!r} is not one of {sorted(SOFIA_LEARNERS)}")
+        if self.eta not in ("pegasos", "basic", "constant"):
+            raise ValueError(f"sofia_ml: eta {self.eta!r} is not one of pegasos, basic, constant")
+        check_available("sofia")
+        n_features = X.shape[1]
+        seed = 0 if self.random_state is None else int(self.random_state)
+        with tempfile.TemporaryDirectory(prefix="rankbench-sofia-") as tmp:
+            train, model = Path(tmp) / "train.dat", Path(tmp) / "model"
+            write_letor(train, X, y, qid)
+            cmd = [str(program("sofia")), "--learner_type", SOFIA_LEARNERS[self.learner],
+                   "--loop_type", "rank", "--lambda", repr(float(self.lam)),
+                   "--iterations", str(int(self.n_iter)), "--eta_type", self.eta,
+                   "--random_seed", str(seed), "--dimensionality", str(n_features + 1),
+                   "--training_file", str(train), "--model_out", str(model)]
+            if self.learner == "pa1":
+                cmd += ["--passive_aggressive_c", repr(float(self.C))]
+            if self.learner in ("margin_perceptron", "perceptron"):
+                margin = 0.0 if self.learner == "perceptron" else float(self.margin)
+                cmd += ["--perceptron_margin_size", repr(margin)]
+            out, wall = self._run(cmd, self.timeout_s, both=True)
+            w = np.array(model.read_text().split(), dtype=float)
+        if w.shape[0] != n_features + 1:
+            raise ValueError(f"sofia-ml wrote {w.shape[0]} weights for {n_features} features + bias")
+        self.coef_ = w[1:]
+        t = re.search(r"Time to complete training: ([0-9.eE+-]+)", out)
+        r = re.search(r"Time to read training data: ([0-9.eE+-]+)", out)
+        self.fit_time_ = float(t.group(1)) if t else wall
+        self.read_time_ = float(r.group(1)) if r else None
+        self.wall_total_s_ = wall
+        self.n_iter_ = int(self.n_iter)
+        self.log_ = out[-4000:]
+        self.extra_ = {"peer": "sofia-ml --loop_type rank", "peer_wall_total_s": wall,
+                       "peer_read_s": self.read_time_}
+        return self
+
+
+@register_solver("liblinear_pairs")
+def _make_liblinear_pairs(params: dict[str, Any]) -> LiblinearPairs:
+    return LiblinearPairs(**params)
+
+
+class LiblinearPairs(_Peer):
+    """Chapelle & Keerthi's footnote 2: an ordinary linear SVM on explicit difference vectors.
+    ``liblinear-official`` (the package index's LIBLINEAR) solves the L2-loss primal
+    (``-s 2``, no bias) on x_i - x_j labelled +1 and x_j - x_i labelled -1 for every
+    preference pair (y_i > y_j, same query) with cost C/2, which is exactly
+    1/2 ||w||^2 + C sum_pairs max(0, 1 - w.(x_i - x_j))^2, our squared-hinge RankSVM
+    (``loss="hinge"``: the L1-loss dual ``-s 3``).  Materializing the O(p) pairs is the
+    method, so it is for small problems.  ``fit_time_``: LIBLINEAR's train call alone
+    (pairs built beforehand, timed apart in ``pairs_time_``)."""
+
+    peer = "liblinear_pairs"
+
+    def __init__(self, C: float = 1.0, loss: str = "squared_hinge", tol: float = 1e-3,
+                 max_pairs: int = 5_000_000, verbose: bool = False):
+        self.C = C
+        self.loss = loss
+        self.tol = tol
+        self.max_pairs = max_pairs
+        self.verbose = verbose
+
+    def fit(self, X: Any, y: Any, qid: Any = None) -> LiblinearPairs:
+        try:
+            from liblinear.liblinearutil import parameter, problem, train
+        except ImportError:
+            from rankbench.estimators.registry import SolverUnavailable
+
+            raise SolverUnavailable("liblinear_pairs needs liblinear-official (pip install "
+                                    "liblinear-official; make peers installs it)") from None
+        if self.loss not in ("squared_hinge", "hinge"):
+            raise ValueError(f"liblinear_pairs: loss {self.loss!r} is not squared_hinge or hinge")
+        from rankbench.data.row_order import group_by_query
+        from rankbench.objective import count_pairs
+        from rankbench.objective.explicit_pairs import build_pairs
+
+        t0 = time.perf_counter()
+        y = np.asarray(y, dtype=np.float64)
+        qid = np.zeros(y.shape[0], dtype=np.int64) if qid is None else np.asarray(qid)
+        order, ptr = group_by_query(qid)
+        order = np.arange(y.shape[0]) if order is None else order
+        n_pairs = count_pairs(y[order], ptr)
+        if n_pairs > self.max_pairs:
+            raise ValueError(f"liblinear_pairs: {n_pairs} preference pairs exceed max_pairs="
+                             f"{self.max_pairs} (the explicit pair matrix is the method; raise it knowingly)")
+        hi, lo = build_pairs(y[order], ptr, n_pairs)
+        hi, lo = order[hi], order[lo]
+        if hi.shape[0] == 0:
+            raise ValueError("liblinear_pairs: no preference pairs (every query has one label)")
+        X = sp.csr_matrix(X, dtype=np.float64)
+        D = (X[hi] - X[lo]).tocsr()
+        P = sp.vstack([D, -D]).tocsr()
+        labels = np.concatenate([np.ones(D.shape[0]), -np.ones(D.shape[0])])
+        self.pairs_time_ = time.perf_counter() - t0
+        solver = 2 if self.loss == "squared_hinge" else 3
+        prob = problem(labels, P)
+        param = parameter(f"-s {solver} -c {float(self.C) / 2!r} -e {float(self.tol)!r} -B -1 -q")
+        t = time.perf_counter()
+        model = train(prob, param)
+        self.fit_time_ = time.perf_counter() - t
+        self.wall_total_s_ = self.pairs_time_ + self.fit_time_
+        w = np.array([model.w[j] for j in range(model.nr_feature)])
+        # LIBLINEAR orders classes as first seen: +1 first here, so w scores +1 (the higher label)
+        if list(model.get_labels()) != [1, -1]:
+            w = -w
+        self.coef_ = np.concatenate([w, np.zeros(X.shape[1] - w.shape[0])])
+        self.n_pairs_ = int(hi.shape[0])
+        self._set_objective(X, y, qid, self.loss)
+        self.extra_ = {"peer": "liblinear-official train -s %d on difference vectors" % solver,
+                       "pairs": self.n_pairs_, "pairs_time_s": self.pairs_time_}
+        return self
