@@ -357,6 +357,6 @@ class LiblinearPairs(_Peer):
         self.coef_ = np.concatenate([w, np.zeros(X.shape[1] - w.shape[0])])
         self.n_pairs_ = int(hi.shape[0])
         self._set_objective(X, y, qid, self.loss)
-        self.extra_ = {"peer": "liblinear-official train -s %d on difference vectors" % solver,
+        self.extra_ = {"peer": f"liblinear-official train -s {solver} on difference vectors",
                        "pairs": self.n_pairs_, "pairs_time_s": self.pairs_time_}
         return self

@@ -117,7 +117,10 @@ def skipped_reason(runs: list[PlannedRun]) -> str | None:
     """Why the runs were not run here (a skipped record's message, e.g. a peer not built), or None."""
     for r in runs:
         if r.status == "skipped":
-            return "not run here: " + str(r.record.get("error") or "solver unavailable").splitlines()[0]
+            why = str(r.record.get("error") or "solver unavailable").splitlines()[0]
+            if "make peers" in why:
+                return "peer not built (run make peers): " + why
+            return "not run here: " + why
     return None
 
 
