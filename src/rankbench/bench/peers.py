@@ -1,0 +1,163 @@
+"""Peers side by side (issue 12): each row times one of our solvers and the paper's program on the
+same problem in the same run, interleaved (ours, peer, ours, peer, ...; min of ``repeats``), and
+states the ratio ours / peer (below 1: ours is faster).
+
+- LIBLINEAR ranksvm 2.11 (``train -s 8``) against ``tron_tree``, squared hinge, on OHSUMED and
+  MQ2008 Fold1 and a dense synthetic problem: once at each program's default stopping rule (they
+  stop at different accuracies: the row says which) and once at equal accuracy (both within 1e-6
+  relative of the best objective either reached; LIBLINEAR's eps lowered until it is).
+- sofia-ml (``--loop_type rank``) against our SPD, same learner, lambda and number of steps.
+- SVM-light V6.02 (``-z p``) against our hinge cutting plane on MQ2008 Fold1 (one SVM-light fit per C:
+  15-50 s each here).
+
+Peer times exclude file parsing (docs/peers.md says how each is measured); ours are
+``fit_time_`` (numba compilation excluded).  A peer that is not built gives a row saying so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rankbench.peers import built
+
+PART = "peers"
+
+
+def _interleaved(fit_ours, fit_peer, repeats: int):
+    """(best ours model, best peer model), each the fastest of ``repeats`` alternating fits."""
+    best_o = best_p = None
+    for _ in range(repeats):
+        o = fit_ours()
+        if best_o is None or o.fit_time_ < best_o.fit_time_:
+            best_o = o
+        p = fit_peer()
+        if best_p is None or p.fit_time_ < best_p.fit_time_:
+            best_p = p
+    return best_o, best_p
+
+
+def _missing(peer: str, case: str) -> dict:
+    return {"part": PART, "case": case, "seconds": float("nan"),
+            "note": f"peer {peer} not built: run make peers"}
+
+
+def _problems(quick: bool):
+    from rankbench.data import dataset_available, load_fold
+    from rankbench.data.synthetic import make_letor_like
+
+    for name, C in (("OHSUMED", 1e-4), ("MQ2008", 1e-3)):
+        if dataset_available(name):
+            tr = load_fold(name, 1, "train")
+            yield f"{name} Fold1", tr, C
+    n_q = 200 if quick else 2_000
+    d = make_letor_like(n_queries=n_q, docs_per_query=40, n_features=60, seed=0)
+    yield f"synthetic {d.n_docs} x 60", d, 1e-3
+
+
+def liblinear_rows(quick: bool, repeats: int = 5) -> list[dict]:
+    from rankbench.estimators.ranksvm import RankSVM
+    from rankbench.peers.solvers import LiblinearRankSVM
+
+    if not built("liblinear"):
+        return [_missing("liblinear", "liblinear_ranksvm")]
+    rows = []
+    for label, d, C in _problems(quick):
+        ref = RankSVM(C=C, solver="tron_tree", tol=1e-12).fit(d.X, d.y, d.qid).objective_
+        settings = [("defaults", {}, {})]
+        # equal accuracy: ours at its default (1e-6 relative); LIBLINEAR's eps lowered until it is
+        for eps in (1e-4, 1e-5, 1e-6, 1e-7, 1e-8):
+            p = LiblinearRankSVM(C=C, tol=eps).fit(d.X, d.y, d.qid)
+            if p.objective_ - ref <= 1e-6 * ref:
+                settings.append((f"equal accuracy (liblinear eps {eps:g})", {}, {"tol": eps}))
+                break
+        for setting, ours_kw, peer_kw in settings:
+            o, p = _interleaved(lambda kw=ours_kw: RankSVM(C=C, solver="tron_tree", **kw).fit(d.X, d.y, d.qid),
+                                lambda kw=peer_kw: LiblinearRankSVM(C=C, **kw).fit(d.X, d.y, d.qid),
+                                repeats)
+            rows.append({"part": PART, "case": f"liblinear/{label}/{setting}", "seconds": o.fit_time_,
+                         "peer": "liblinear_ranksvm", "ours": "tron_tree", "problem": label, "C": C,
+                         "setting": setting, "ours_s": o.fit_time_, "peer_s": p.fit_time_,
+                         "ratio": o.fit_time_ / p.fit_time_ if p.fit_time_ > 0 else float("nan"),
+                         "ours_rel_subopt": (o.objective_ - ref) / ref,
+                         "peer_rel_subopt": (p.objective_ - ref) / ref,
+                         "ours_cg": o.n_cg_iter_, "peer_cg": p.n_cg_iter_,
+                         "peer_read_s": p.read_time_})
+            print(f"[peers] {rows[-1]['case']}: ours {o.fit_time_:.4f} s, LIBLINEAR {p.fit_time_:.4f} s",
+                  flush=True)
+    return rows
+
+
+def sofia_rows(quick: bool, repeats: int = 5) -> list[dict]:
+    from rankbench.data import dataset_available, load_fold
+    from rankbench.estimators.spd import SPDRanker
+    from rankbench.peers.solvers import SofiaML
+
+    if not built("sofia"):
+        return [_missing("sofia", "sofia_ml")]
+    if not dataset_available("OHSUMED"):
+        return [{"part": PART, "case": "sofia_ml", "seconds": float("nan"),
+                 "note": "OHSUMED not under RANKBENCH_DATA"}]
+    tr = load_fold("OHSUMED", 1, "train")
+    rows = []
+    steps = (10**5,) if quick else (10**5, 10**7)
+    for learner in ("pegasos", "sgd_svm", "pa1", "romma"):
+        for n in steps:
+            if n > 10**5 and learner != "pegasos":
+                continue
+            o, p = _interleaved(
+                lambda n=n, le=learner: SPDRanker(learner=le, lam=1e-3, n_iter=n, sampler="sofia").fit(tr.X, tr.y, tr.qid),
+                lambda n=n, le=learner: SofiaML(learner=le, lam=1e-3, n_iter=n).fit(tr.X, tr.y, tr.qid),
+                repeats if n <= 10**5 else 2)
+            rows.append({"part": PART, "case": f"sofia/OHSUMED Fold1/{learner}/{n:.0e} steps",
+                         "seconds": o.fit_time_, "peer": "sofia_ml", "ours": f"spd_{learner}",
+                         "problem": "OHSUMED Fold1", "setting": f"{n:.0e} steps, lambda 1e-3",
+                         "ours_s": o.fit_time_, "peer_s": p.fit_time_,
+                         "ratio": o.fit_time_ / p.fit_time_ if p.fit_time_ > 0 else float("nan"),
+                         "peer_read_s": p.read_time_})
+            print(f"[peers] {rows[-1]['case']}: ours {o.fit_time_:.4f} s, sofia-ml {p.fit_time_:.4f} s",
+                  flush=True)
+    return rows
+
+
+def svmlight_rows(quick: bool, repeats: int = 1) -> list[dict]:
+    from rankbench.data import dataset_available, load_fold
+    from rankbench.estimators.ranksvm import RankSVM
+    from rankbench.peers.solvers import SVMLightRanker
+
+    if not built("svmlight"):
+        return [_missing("svmlight", "svmlight")]
+    if not dataset_available("MQ2008"):
+        return [{"part": PART, "case": "svmlight", "seconds": float("nan"),
+                 "note": "MQ2008 not under RANKBENCH_DATA"}]
+    # MQ2008 Fold1: SVM-light converges in 15-50 s here (on OHSUMED it takes many minutes per C;
+    # Chapelle Fig. 2's runs record those)
+    tr = load_fold("MQ2008", 1, "train")
+    rows = []
+    for C in ((1e-2,) if quick else (1e-2, 1e-3)):
+        o, p = _interleaved(
+            lambda C=C: RankSVM(C=C, solver="cutting_plane", loss="hinge").fit(tr.X, tr.y, tr.qid),
+            lambda C=C: SVMLightRanker(C=C, timeout_s=1800).fit(tr.X, tr.y, tr.qid), repeats)
+        best = min(o.objective_, p.objective_)
+        rows.append({"part": PART, "case": f"svmlight/MQ2008 Fold1/C={C:g}", "seconds": o.fit_time_,
+                     "peer": "svmlight", "ours": "cutting_plane (hinge)", "problem": "MQ2008 Fold1",
+                     "C": C, "setting": "defaults (SVM-light -e 0.001; ours gap 1e-6)",
+                     "ours_s": o.fit_time_, "peer_s": p.fit_time_,
+                     "ratio": o.fit_time_ / p.fit_time_ if p.fit_time_ > 0 else float("nan"),
+                     "ours_rel_subopt": (o.objective_ - best) / best,
+                     "peer_rel_subopt": (p.objective_ - best) / best, "peer_converged": p.converged_})
+        print(f"[peers] {rows[-1]['case']}: ours {o.fit_time_:.4f} s, SVM-light {p.fit_time_:.4f} s",
+              flush=True)
+    return rows
+
+
+def run(quick: bool = False) -> list[dict]:
+    """Every peer row (quick: a small synthetic problem, 1e5 SPD steps, one SVM-light C)."""
+    from rankbench.estimators.ranksvm import warm_up_kernels
+
+    warm_up_kernels()
+    rows = liblinear_rows(quick) + sofia_rows(quick) + svmlight_rows(quick)
+    ratios = [r["ratio"] for r in rows if np.isfinite(r.get("ratio", float("nan")))]
+    if ratios:
+        rows.append({"part": PART, "case": "geometric mean ratio ours / peer", "seconds": float("nan"),
+                     "ratio": float(np.exp(np.mean(np.log(ratios)))), "n": len(ratios)})
+    return rows
