@@ -71,9 +71,10 @@ def liblinear_rows(quick: bool, repeats: int = 5) -> list[dict]:
                 settings.append((f"equal accuracy (liblinear eps {eps:g})", {}, {"tol": eps}))
                 break
         for setting, ours_kw, peer_kw in settings:
-            o, p = _interleaved(lambda kw=ours_kw: RankSVM(C=C, solver="tron_tree", **kw).fit(d.X, d.y, d.qid),
-                                lambda kw=peer_kw: LiblinearRankSVM(C=C, **kw).fit(d.X, d.y, d.qid),
-                                repeats)
+            o, p = _interleaved(
+                lambda kw=ours_kw, C=C, d=d: RankSVM(C=C, solver="tron_tree", **kw).fit(d.X, d.y, d.qid),
+                lambda kw=peer_kw, C=C, d=d: LiblinearRankSVM(C=C, **kw).fit(d.X, d.y, d.qid),
+                repeats)
             rows.append({"part": PART, "case": f"liblinear/{label}/{setting}", "seconds": o.fit_time_,
                          "peer": "liblinear_ranksvm", "ours": "tron_tree", "problem": label, "C": C,
                          "setting": setting, "ours_s": o.fit_time_, "peer_s": p.fit_time_,
@@ -105,8 +106,9 @@ def sofia_rows(quick: bool, repeats: int = 5) -> list[dict]:
             if n > 10**5 and learner != "pegasos":
                 continue
             o, p = _interleaved(
-                lambda n=n, le=learner: SPDRanker(learner=le, lam=1e-3, n_iter=n, sampler="sofia").fit(tr.X, tr.y, tr.qid),
-                lambda n=n, le=learner: SofiaML(learner=le, lam=1e-3, n_iter=n).fit(tr.X, tr.y, tr.qid),
+                lambda n=n, le=learner, tr=tr: SPDRanker(learner=le, lam=1e-3, n_iter=n,
+                                                         sampler="sofia").fit(tr.X, tr.y, tr.qid),
+                lambda n=n, le=learner, tr=tr: SofiaML(learner=le, lam=1e-3, n_iter=n).fit(tr.X, tr.y, tr.qid),
                 repeats if n <= 10**5 else 2)
             rows.append({"part": PART, "case": f"sofia/OHSUMED Fold1/{learner}/{n:.0e} steps",
                          "seconds": o.fit_time_, "peer": "sofia_ml", "ours": f"spd_{learner}",
@@ -135,8 +137,8 @@ def svmlight_rows(quick: bool, repeats: int = 1) -> list[dict]:
     rows = []
     for C in ((1e-2,) if quick else (1e-2, 1e-3)):
         o, p = _interleaved(
-            lambda C=C: RankSVM(C=C, solver="cutting_plane", loss="hinge").fit(tr.X, tr.y, tr.qid),
-            lambda C=C: SVMLightRanker(C=C, timeout_s=1800).fit(tr.X, tr.y, tr.qid), repeats)
+            lambda C=C, tr=tr: RankSVM(C=C, solver="cutting_plane", loss="hinge").fit(tr.X, tr.y, tr.qid),
+            lambda C=C, tr=tr: SVMLightRanker(C=C, timeout_s=1800).fit(tr.X, tr.y, tr.qid), repeats)
         best = min(o.objective_, p.objective_)
         rows.append({"part": PART, "case": f"svmlight/MQ2008 Fold1/C={C:g}", "seconds": o.fit_time_,
                      "peer": "svmlight", "ours": "cutting_plane (hinge)", "problem": "MQ2008 Fold1",

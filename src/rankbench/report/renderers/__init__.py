@@ -12,6 +12,7 @@ RENDERERS = {f.__name__: f for f in (
     leaderboard.leaderboard_table,
     lee_lin.cg_convergence_figure, lee_lin.dual_sparsity_table,
     sculley.letor_map_figure, sculley.rcv1_auc_table, sculley.spd_objective_figure,
+    sculley.peer_map_table,
     welleck.selected_metric_table, welleck.class_auc_table, welleck.precision_at_k_figure,
     welleck.training_time_table,
 )}
