@@ -36,6 +36,18 @@ def _best_fit(make, X, y, qid, repeats):
     return best
 
 
+def _liblinear_seconds(tr, C: float, repeats: int = 3) -> float | None:
+    """The peer column: LIBLINEAR ranksvm's training seconds at its defaults (best of ``repeats``,
+    file parsing excluded, docs/peers.md), or None when not built (make peers)."""
+    from rankbench.peers import built
+
+    if not built("liblinear"):
+        return None
+    from rankbench.peers.solvers import LiblinearRankSVM
+
+    return min(LiblinearRankSVM(C=C).fit(tr.X, tr.y, tr.qid).fit_time_ for _ in range(repeats))
+
+
 def letor_rows(quick: bool) -> list[dict]:
     """Fit time, objective and test NDCG@10 per (dataset, fold, solver); plus 5-fold totals."""
     from rankbench.data import dataset_available, load_fold
@@ -53,6 +65,7 @@ def letor_rows(quick: bool) -> list[dict]:
         for fold in folds:
             tr = load_fold(name, fold, "train")
             te = load_fold(name, fold, "test")
+            peer_s = _liblinear_seconds(tr, C)
             for solver in LETOR_SOLVERS:
                 m = _best_fit(lambda s=solver, c=C: RankSVM(C=c, solver=s), tr.X, tr.y, tr.qid,
                               repeats=3)
@@ -62,11 +75,16 @@ def letor_rows(quick: bool) -> list[dict]:
                 rows.append({"part": "ranksvm", "case": f"letor/{name}/fold{fold}/{solver}",
                              "seconds": m.fit_time_, "dataset": name, "fold": fold, "solver": solver,
                              "C": C, "n": tr.n_docs, "n_pairs": m.n_pairs_, "objective": m.objective_,
-                             "n_iter": m.n_iter_, "n_cg_iter": m.n_cg_iter_, "test_ndcg@10": nd})
+                             "n_iter": m.n_iter_, "n_cg_iter": m.n_cg_iter_, "test_ndcg@10": nd,
+                             "liblinear_s": peer_s,
+                             "ratio_vs_liblinear": m.fit_time_ / peer_s if peer_s else None})
+                totals["liblinear_ranksvm"] = totals.get("liblinear_ranksvm", 0.0) + (peer_s or float("nan"))
+        peer_total = totals.pop("liblinear_ranksvm", None)
         for solver, total in totals.items():
             rows.append({"part": "ranksvm", "case": f"letor/{name}/total/{solver}", "seconds": total,
                          "dataset": name, "solver": solver, "C": C, "folds": len(ndcg[solver]),
-                         "test_ndcg@10": float(np.mean(ndcg[solver]))})
+                         "test_ndcg@10": float(np.mean(ndcg[solver])), "liblinear_s": peer_total,
+                         "ratio_vs_liblinear": total / peer_total if peer_total else None})
     return rows
 
 

@@ -25,8 +25,10 @@ import numpy as np
 from rankbench.estimators.spd import SPDRanker
 from rankbench.optim.samplers import build_pair_index
 from rankbench.optim.spd import SPDState, prepare_X, run_segment
+from rankbench.peers import built
 
 PART = "spd"
+SOFIA_LEARNERS = ("pegasos", "sgd_svm", "pa1", "romma")  # sofia-ml's perceptron rank step differs
 LEARNERS = ("pegasos", "sgd_svm", "pa1", "romma", "perceptron", "margin_perceptron")
 
 
@@ -72,19 +74,45 @@ def timing_rows(quick: bool) -> list[dict]:
         return []
     tr = load_fold("OHSUMED", 1, "train")
     rows = []
+    peer = {}
     for learner in LEARNERS + ("sgd_squared_hinge",):
+        if learner in SOFIA_LEARNERS:  # the peer column: sofia-ml, same learner, steps and lambda
+            peer[learner] = sofia_seconds(tr, 100_000, learner)
         for sampler in ("indexed", "uniform", "rejection", "sofia"):
             if quick and sampler != "indexed":
                 continue
             wall, cpu = spd_steps_seconds(tr.X, tr.y, tr.query_ptr, 100_000, learner, sampler)
             rows.append(_row("ohsumed_fold1_1e5", wall, cpu_seconds=cpu, learner=learner,
-                             sampler=sampler, n_steps=100_000, target_s=0.02))
+                             sampler=sampler, n_steps=100_000, target_s=0.02,
+                             **_peer_cols(wall, peer.get(learner))))
     n_big = 10**6 if quick else 10**8
     wall, cpu = spd_steps_seconds(tr.X, tr.y, tr.query_ptr, n_big, "pegasos", "indexed", repeats=1)
     rows.append(_row(f"ohsumed_fold1_1e{int(np.log10(n_big))}", wall, cpu_seconds=cpu,
                      learner="pegasos", sampler="indexed", n_steps=n_big,
-                     target_s=15.0 if n_big == 10**8 else None))
+                     target_s=15.0 if n_big == 10**8 else None,
+                     **_peer_cols(wall, sofia_seconds(tr, min(n_big, 10**7), "pegasos", repeats=1)
+                                  * (n_big / min(n_big, 10**7)) if built("sofia") else None,
+                                  scaled=n_big > 10**7)))
     return rows
+
+
+def sofia_seconds(tr, n_steps: int, learner: str, repeats: int = 5) -> float | None:
+    """sofia-ml's own training seconds (best of ``repeats``) for ``n_steps`` rank-loop steps, or
+    None when the peer is not built (make peers)."""
+    if not built("sofia"):
+        return None
+    from rankbench.peers.solvers import SofiaML
+
+    return min(SofiaML(learner=learner, lam=1e-3, n_iter=n_steps).fit(tr.X, tr.y, tr.qid).fit_time_
+               for _ in range(repeats))
+
+
+def _peer_cols(ours: float, peer: float | None, scaled: bool = False) -> dict:
+    if peer is None:
+        return {"sofia_ml_s": None, "ratio_vs_sofia": None,
+                "peer_note": "sofia-ml not built: make peers" if not built("sofia") else "no sofia-ml learner"}
+    return {"sofia_ml_s": peer, "ratio_vs_sofia": ours / peer if peer > 0 else None,
+            "peer_note": "sofia-ml timed at 1e7 steps, scaled linearly" if scaled else ""}
 
 
 def rcv1_like_rows(quick: bool) -> list[dict]:
@@ -103,7 +131,10 @@ def rcv1_like_rows(quick: bool) -> list[dict]:
             rows.append(_row("rcv1_like_1e5", wall, cpu_seconds=cpu, learner=learner,
                              sampler=sampler, n_docs=n, nnz=int(data.X.nnz),
                              positives=int(data.y.sum()), generate_s=gen_s, target_s=1.0,
-                             synthetic=True))
+                             synthetic=True, sofia_ml_s=None, ratio_vs_sofia=None,
+                             peer_note="sofia-ml not timed here: it would first need this "
+                                       "problem written as a text file of about 1 GB (the "
+                                       "OHSUMED rows carry the sofia-ml column)"))
     return rows
 
 
