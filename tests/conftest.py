@@ -31,3 +31,25 @@ def require_dataset(root: Path, sub: str) -> Path:
     if not p.exists():
         pytest.skip(f"{sub} not present under {root}")
     return p
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging():
+    """Put logging back as it was after each test: an in-process Hydra run (the CLI and
+    reproduce tests) configures the root logger with handlers on the test's captured streams,
+    which later tests would otherwise inherit (closed streams, or INFO records going there
+    instead of to stderr)."""
+    import logging
+
+    def snapshot():
+        loggers = [logging.getLogger()] + [lg for lg in logging.root.manager.loggerDict.values()
+                                           if isinstance(lg, logging.Logger)]
+        return {lg: (lg.level, list(lg.handlers), lg.propagate, lg.disabled) for lg in loggers}
+
+    before = snapshot()
+    yield
+    for lg in snapshot():
+        level, handlers, propagate, disabled = before.get(lg, (logging.NOTSET, [], True, False))
+        lg.setLevel(level)
+        lg.handlers[:] = handlers
+        lg.propagate, lg.disabled = propagate, disabled

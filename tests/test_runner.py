@@ -177,13 +177,19 @@ def test_peak_memory_sees_a_peak_the_sampler_cannot():
 
 
 def test_peak_memory_sees_a_large_allocation():
+    import mmap
+
     with PeakMemory(interval=0.001) as mem:
-        block = np.ones(40 * 2**20 // 8)  # 40 MB, touched
-        block.sum()
+        # 40 MB of fresh anonymous pages, touched: malloc could hand back pages this process
+        # already holds (after a long test session), which would not raise the RSS
+        buf = mmap.mmap(-1, 40 * 2**20)
+        block = np.frombuffer(buf, dtype=np.uint8)
+        block[:] = 1
         # hold it across several sampling intervals: a block freed within one GIL slice
         # is below what any sampler can see (the ru_maxrss test covers that case)
         time.sleep(0.05)
         del block
+        buf.close()
     assert mem.peak_mb - mem.start_mb >= 30
 
 

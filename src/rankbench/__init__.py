@@ -11,7 +11,14 @@ _LAZY = {
     "RankSVM": "rankbench.estimators.ranksvm",
     "SPDRanker": "rankbench.estimators.spd",
     "LambdaMART": "rankbench.estimators.lambdamart",
+    "LightGBMLambdaRank": "rankbench.estimators.lambdamart",
+    "XGBoostRanker": "rankbench.estimators.lambdamart",
+    "AUCSVM": "rankbench.estimators.auc_svm",
+    "KernelMap": "rankbench.estimators.ranksvm",
     "RankingData": "rankbench.data.ranking_data",
+    "read_letor": "rankbench.data.letor",
+    "ResultStore": "rankbench.store",
+    "evaluate": "rankbench.metrics.evaluation",
 }
 
 __all__ = ["__version__", *_LAZY]
@@ -21,3 +28,7 @@ def __getattr__(name: str):
     if name in _LAZY:
         return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'rankbench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -33,12 +33,13 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from rankbench.data.ranking_data import RankingData
+from rankbench.estimators.base import RankerMixin
 from rankbench.estimators.registry import register_solver
 
 COMBINE = ("level", "prevalence", "uniform")
 
 
-class AUCSVM(BaseEstimator):
+class AUCSVM(RankerMixin, BaseEstimator):
     """One linear ROCArea SVM per relevance class, scores combined (see module doc).
 
     ``C`` is on SVM-perf's scale (loss in percent of swapped pairs); ``qid`` is accepted
@@ -47,6 +48,8 @@ class AUCSVM(BaseEstimator):
     ``coef_`` (the combined linear model), ``fit_time_``, ``compile_time_``, ``n_iter_``
     (summed over classes), ``history_`` (one row per class).
     """
+
+    _fitted_attribute = "estimators_"
 
     def __init__(self, C: float = 1.0, combine: str = "level", solver: str = "cutting_plane",
                  loss: str = "hinge", tol: float | None = None, max_iter: int | None = None,
@@ -59,8 +62,10 @@ class AUCSVM(BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
 
-    def fit(self, X: Any, y: Any, qid: Any = None) -> AUCSVM:
-        """Train one pooled ROCArea SVM per class c >= 1 present in ``y`` (class c vs rest)."""
+    def fit(self, X: Any, y: Any, qid: Any = None, group: Any = None) -> AUCSVM:
+        """Train one pooled ROCArea SVM per class c >= 1 present in ``y`` (class c vs rest);
+        ``qid`` / ``group`` are accepted and ignored (SVM-perf pools every document)."""
+        X, y, qid = self._fit_inputs(X, y, qid, group)
         from rankbench.estimators.ranksvm import RankSVM
 
         if isinstance(self.C, bool) or not isinstance(self.C, Real) or not np.isfinite(self.C) or self.C <= 0:
@@ -112,8 +117,7 @@ class AUCSVM(BaseEstimator):
 
     def class_scores(self, X: Any) -> np.ndarray:
         """Per-class scores f_c(x), shape (n, n_classes); O(nnz(X) * classes)."""
-        if not hasattr(self, "estimators_"):
-            raise ValueError("AUCSVM is not fitted: call fit first")
+        X = self._predict_input(X)
         return np.column_stack([e.decision_function(X) for e in self.estimators_])
 
     def decision_function(self, X: Any) -> np.ndarray:

@@ -23,6 +23,7 @@ from sklearn.base import BaseEstimator
 
 from rankbench.boosting.lambdas import MAUC_DELTAS, METRICS, NDCG_DELTAS
 from rankbench.data.ranking_data import RankingData, check_feature_matrix
+from rankbench.estimators.base import RankerMixin
 from rankbench.estimators.registry import register_solver
 from rankbench.verbose import verbose_line
 
@@ -81,8 +82,10 @@ def _compile_seconds() -> float:
     return time.perf_counter() - t0
 
 
-class _TreeParams(BaseEstimator):
+class _TreeParams(RankerMixin, BaseEstimator):
     """Tree settings shared by LambdaMART and the native LightGBM ranker."""
+
+    _fitted_attribute = "booster_"
 
     def _check_tree_params(self) -> None:
         _check_int("n_estimators", self.n_estimators, 1)
@@ -185,9 +188,7 @@ class _TreeParams(BaseEstimator):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Raw scores of the first ``best_iteration_`` trees; O(n * trees * depth)."""
-        if not hasattr(self, "booster_"):
-            raise ValueError(f"{type(self).__name__} is not fitted: call fit first")
-        Xm = check_feature_matrix(X, self.n_features_in_)
+        Xm = check_feature_matrix(self._predict_input(X), self.n_features_in_)
         return self.booster_.predict(Xm, num_iteration=self.best_iteration_, raw_score=True)
 
     def predict(self, X: Any) -> np.ndarray:
@@ -244,8 +245,9 @@ class LambdaMART(_TreeParams):
             raise ValueError(f"norm must be True or False, got {self.norm!r}")
         self._check_tree_params()
 
-    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: Any = None) -> LambdaMART:
-        """Boost ``n_estimators`` trees on the lambda-gradients of ``metric`` (early stopping on eval_set)."""
+    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: Any = None, group: Any = None) -> LambdaMART:
+        """Boost ``n_estimators`` trees on the lambda-gradients of ``metric`` (early stopping on eval_set); ``group`` (query sizes) instead of ``qid``."""
+        X, y, qid = self._fit_inputs(X, y, qid, group)
         import numba
 
         from rankbench.boosting.lightgbm_hook import LambdaObjective
@@ -290,8 +292,10 @@ class LightGBMLambdaRank(_TreeParams):
         self.max_bin = max_bin
         self.verbose = verbose
 
-    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: Any = None) -> LightGBMLambdaRank:
-        """Boost with LightGBM's built-in lambdarank gradients."""
+    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: Any = None,
+            group: Any = None) -> LightGBMLambdaRank:
+        """Boost with LightGBM's built-in lambdarank gradients; ``group`` (query sizes) instead of ``qid``."""
+        X, y, qid = self._fit_inputs(X, y, qid, group)
         _check_pos("sigma", self.sigma)
         self._check_tree_params()
         self.compile_time_ = _compile_seconds()
@@ -300,12 +304,14 @@ class LightGBMLambdaRank(_TreeParams):
         return self._train("lambdarank", obj_params, X, y, qid, eval_set, "ndcg")
 
 
-class XGBoostRanker(BaseEstimator):
+class XGBoostRanker(RankerMixin, BaseEstimator):
     """XGBoost ``rank:pairwise`` or ``rank:ndcg`` with loss-guided trees of ``num_leaves`` leaves.
 
     Queries are passed as consecutive integer group ids; ``eval_set`` enables early
     stopping on XGBoost's own ``ndcg@ndcg_at``.  ``history_`` holds that eval per round.
     """
+
+    _fitted_attribute = "model_"
 
     def __init__(self, objective: str = "rank:pairwise", n_estimators: int = 100,
                  learning_rate: float = 0.1, num_leaves: int = 31, min_child_weight: float = 1.0,
@@ -321,8 +327,10 @@ class XGBoostRanker(BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: Any = None) -> XGBoostRanker:
-        """Train an ``xgboost.XGBRanker``; O(rounds * n * features) histogram boosting."""
+    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: Any = None,
+            group: Any = None) -> XGBoostRanker:
+        """Train an ``xgboost.XGBRanker``; O(rounds * n * features) histogram boosting; ``group`` (query sizes) instead of ``qid``."""
+        X, y, qid = self._fit_inputs(X, y, qid, group)
         if self.objective not in ("rank:pairwise", "rank:ndcg"):
             raise ValueError(f"objective must be 'rank:pairwise' or 'rank:ndcg', got {self.objective!r}")
         _check_int("n_estimators", self.n_estimators, 1)
@@ -369,8 +377,7 @@ class XGBoostRanker(BaseEstimator):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Raw ranking scores of the best iteration."""
-        if not hasattr(self, "model_"):
-            raise ValueError("XGBoostRanker is not fitted: call fit first")
+        X = check_feature_matrix(self._predict_input(X), self.n_features_in_)
         return self.model_.predict(X, iteration_range=(0, self.best_iteration_))
 
     def predict(self, X: Any) -> np.ndarray:

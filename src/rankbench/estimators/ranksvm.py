@@ -24,6 +24,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from threadpoolctl import threadpool_limits
 
 from rankbench.data.ranking_data import RankingData, check_feature_matrix
+from rankbench.estimators.base import RankerMixin
 from rankbench.estimators.registry import register_solver
 from rankbench.objective import ORACLES, make_oracle, pairs_with_margin
 from rankbench.objective.base import check_C
@@ -110,7 +111,7 @@ def warm_up_kernels() -> float:
     return time.perf_counter() - t
 
 
-class RankSVM(BaseEstimator):
+class RankSVM(RankerMixin, BaseEstimator):
     """Linear RankSVM, f(w) = 1/2||w||^2 + C sum_{(i,j) in P} loss(w.x_i - w.x_j) (Chapelle eq. 1).
 
     ``solver``: ``<optimizer>_<oracle>`` or an alias (module docstring); ``loss``: a name of
@@ -184,8 +185,10 @@ class RankSVM(BaseEstimator):
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter}")
         return optimizer, ORACLES[oracle], form
 
-    def fit(self, X, y, qid=None):
-        """Train on (X, y) grouped by ``qid`` (None = one query: AUC optimization)."""
+    def fit(self, X, y, qid=None, group=None):
+        """Train on (X, y) grouped by ``qid`` (or LightGBM-style query sizes ``group``; neither =
+        one query: AUC optimization)."""
+        X, y, qid = self._fit_inputs(X, y, qid, group)
         optimizer, oracle_cls, form = self._resolve()
         data = RankingData.from_arrays(X, y, qid)
         self.compile_time_ = warm_up_kernels()
@@ -257,9 +260,7 @@ class RankSVM(BaseEstimator):
 
     def decision_function(self, X):
         """Scores w.x (after the kernel map when ``kernel`` is set); O(nnz(X))."""
-        if not hasattr(self, "coef_"):
-            raise ValueError("RankSVM is not fitted: call fit(X, y, qid) first")
-        X = check_feature_matrix(X, self.n_features_in_)
+        X = check_feature_matrix(self._predict_input(X), self.n_features_in_)
         if self.kernel_map_ is not None:
             X = self.kernel_map_.transform(X)
         return np.asarray(X @ self.coef_).ravel()

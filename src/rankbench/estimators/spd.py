@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from rankbench.data.ranking_data import RankingData, check_feature_matrix
+from rankbench.estimators.base import RankerMixin
 from rankbench.estimators.registry import register_solver
 from rankbench.optim.pair_steps import ETA_LEARNERS, ETA_SCHEDULES, LEARNERS
 from rankbench.optim.samplers import SAMPLERS, build_pair_index, seed_rng_state
@@ -57,7 +58,7 @@ def log_checkpoints(n_iter: int, start: int = 100) -> list[int]:
         k += 1
 
 
-class SPDRanker(BaseEstimator):
+class SPDRanker(RankerMixin, BaseEstimator):
     """Linear ranker trained by Stochastic Pairwise Descent; O(n log n) index + O(n_iter * nnz) steps.
 
     Parameters
@@ -165,8 +166,10 @@ class SPDRanker(BaseEstimator):
         return sorted(set(its) | {n_iter})
 
     # -- fit ------------------------------------------------------------------------------
-    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: tuple | None = None) -> SPDRanker:
-        """Train on (X, y, qid); ``eval_set`` = (X, y, qid) overrides the constructor's."""
+    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: tuple | None = None,
+            group: Any = None) -> SPDRanker:
+        """Train on (X, y, qid); ``eval_set`` = (X, y, qid) overrides the constructor's; ``group`` (query sizes) instead of ``qid``."""
+        X, y, qid = self._fit_inputs(X, y, qid, group)
         learner, lam, n_iter, sampler, C, checkpoints = self._checked_params()
         # Canonical row order: the same rows in any order give the same model.
         data = RankingData.from_arrays(X, y, qid).canonical()
@@ -250,9 +253,7 @@ class SPDRanker(BaseEstimator):
     # -- predict --------------------------------------------------------------------------
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores <w, x> of each row of X; O(nnz(X))."""
-        if not hasattr(self, "coef_"):
-            raise ValueError("this SPDRanker is not fitted yet: call fit(X, y, qid) first")
-        X = check_feature_matrix(X, self.coef_.shape[0])
+        X = check_feature_matrix(self._predict_input(X), self.coef_.shape[0])
         return np.asarray(X @ self.coef_, dtype=np.float64).ravel()
 
     predict = decision_function

@@ -66,12 +66,18 @@ class RenderContext:
 
     def runs(self, tag: str | None = None) -> list[PlannedRun]:
         """Planned runs of one experiment config (default: the artefact's own)."""
-        tag = tag or self.artefact.experiments[0]
-        return self.plans[tag].runs
+        return self.plan(tag).runs
 
     def plan(self, tag: str | None = None) -> ExperimentPlan:
-        """The plan of one experiment config (default: the artefact's own)."""
-        return self.plans[tag or self.artefact.experiments[0]]
+        """The plan of one experiment config (default: the artefact's own); in quick mode a
+        config named by its full name (``chapelle2010/table4``) is its ``quick/`` variant."""
+        tag = tag or self.artefact.experiments[0]
+        if tag not in self.plans and self.quick and f"quick/{tag}" in self.plans:
+            tag = f"quick/{tag}"
+        if tag not in self.plans:
+            raise KeyError(f"artefact {self.artefact.id} reads experiment {tag!r}, which is not "
+                           f"among its experiments {sorted(self.plans)}: declare it in `reads:`")
+        return self.plans[tag]
 
     def values(self, **match: Any) -> list[dict[str, Any]]:
         """The paper's published numbers for this artefact (rows of paper_values.csv)."""

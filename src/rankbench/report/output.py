@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import logging
 import math
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,9 @@ from typing import Any
 from rankbench.report.context import RenderContext
 
 MISSING = "—"
+# matplotlib's PDF font subsetting logs one INFO line per table it prunes ("maxp pruned");
+# under Hydra's INFO job logging those would flood the reproduce output
+logging.getLogger("fontTools").setLevel(logging.WARNING)
 
 
 def fmt(v: Any, digits: int = 4) -> str:
