@@ -48,7 +48,7 @@ reproduce-quick: $(STAMP) ## Reduced reproduce on small data (minutes), into res
 peers: $(STAMP) ## Build the papers' peer programs (SVM-light, LIBLINEAR ranksvm, sofia-ml) into ~/.cache/rankbench/peers (RANKBENCH_PEERS); docs/peers.md
 	$(PY) -m rankbench.peers build
 
-reproduce-peers: $(STAMP) peers ## make reproduce plus the tier-peers experiments (SVM-light on OHSUMED fold 1: about an hour here)
+reproduce-peers: $(STAMP) peers ## make reproduce plus the tier-peers experiments (SVM-light on OHSUMED fold 1: about 30 min in all here)
 	$(PY) -m rankbench.reproduce --peers $(REPRODUCE_ARGS)
 
 report: $(STAMP) ## Re-render tables and figures from stored records only (no training)
