@@ -33,6 +33,9 @@ install: $(STAMP) ## Create .venv and install rankbench with its dev extra
 test: $(STAMP) ## Install, then run the test suite (exit 5 "no tests" counts as failure)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+test-matrix: $(STAMP) ## The full solver-accuracy matrix (every LETOR Fold1 x C up to 2^20 x pairing; about 8 min)
+	$(PY) -m pytest -m matrix tests/test_solver_accuracy.py $(PYTEST_ARGS)
+
 lint: $(STAMP) ## ruff over src and tests
 	$(VENV)/bin/ruff check src tests
 
@@ -57,4 +60,4 @@ report: $(STAMP) ## Re-render tables and figures from stored records only (no tr
 clean: ## Remove build artefacts (keeps .venv and results)
 	rm -rf build dist src/*.egg-info .pytest_cache .ruff_cache
 
-.PHONY: help install test lint bench peers reproduce reproduce-peers reproduce-quick report clean
+.PHONY: help install test test-matrix lint bench peers reproduce reproduce-peers reproduce-quick report clean
