@@ -67,6 +67,9 @@ def test_group_sizes_train_the_same_model_as_qid_and_bad_groups_are_named():
     a = rankbench.RankSVM(C=0.1).fit(X, y, qid=qid)
     b = rankbench.RankSVM(C=0.1).fit(X, y, group=sizes)
     np.testing.assert_array_equal(a.coef_, b.coef_)
+    # plain lists are array-likes too
+    np.testing.assert_array_equal(rankbench.RankSVM(C=0.1).fit(X.tolist(), y.tolist(), qid.tolist()).coef_,
+                                  a.coef_)
     with pytest.raises(ValueError, match="not both"):
         rankbench.RankSVM().fit(X, y, qid=qid, group=sizes)
     with pytest.raises(ValueError, match=f"sum to {len(y) - 1} but X has {len(y)} rows"):

@@ -190,8 +190,11 @@ class RankingData:
                    synthetic=synthetic, meta=meta, docids=docids, lines=lines)
 
 
-def check_feature_matrix(X: Any, n_features: int | None = None, *, copy: bool = False) -> ArrayOrCSR:
-    """X as float64 C-contiguous ndarray or CSR (sorted indices); ValueError for bad shape, NaN/inf, width. O(nnz)."""
+def check_feature_matrix(X: Any, n_features: int | None = None, *, copy: bool = False,
+                         owner: str | None = None) -> ArrayOrCSR:
+    """X as float64 C-contiguous ndarray or CSR (sorted indices); ValueError for bad shape, NaN/inf, width. O(nnz).
+
+    ``owner``: the fitted estimator's name, for scikit-learn's wording of a width mismatch."""
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=copy)
         X.sum_duplicates()
@@ -202,6 +205,9 @@ def check_feature_matrix(X: Any, n_features: int | None = None, *, copy: bool = 
             raise ValueError(f"X must be 2-D (documents x features), got {X.ndim}-D")
     _check_finite_X(X)
     if n_features is not None and X.shape[1] != n_features:
+        if owner is not None:
+            raise ValueError(f"X has {X.shape[1]} features, but {owner} is expecting {n_features} "
+                             "features as input")
         raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {n_features}")
     return X
 

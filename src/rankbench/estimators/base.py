@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 from sklearn.exceptions import NotFittedError
 
+from rankbench.data.ranking_data import check_feature_matrix
+
 
 def qid_from_group(group: Any, n: int) -> np.ndarray:
     """Per-document query ids 0, 0, ..., 1, ... from LightGBM-style query sizes summing to ``n``."""
@@ -49,8 +51,8 @@ def _is_frame(X: Any) -> bool:
     return hasattr(X, "columns") and hasattr(X, "to_numpy")
 
 
-def _check_shape(X: Any, name: str) -> None:
-    """scikit-learn's wording for what it checks first: complex data, 1-d X, no features."""
+def _check_shape(X: Any, name: str) -> tuple[int, ...]:
+    """X's shape; scikit-learn's wording for what it checks first: complex data, 1-d X, no features."""
     dtype = getattr(X, "dtype", None)
     if dtype is not None and np.issubdtype(dtype, np.complexfloating):
         raise ValueError(f"{name}: Complex data not supported")
@@ -61,6 +63,7 @@ def _check_shape(X: Any, name: str) -> None:
                          "or array.reshape(1, -1) if it contains a single sample.")
     if len(shape) == 2 and shape[1] == 0:
         raise ValueError(f"{name}: 0 feature(s) (shape={tuple(shape)}) while a minimum of 1 is required.")
+    return tuple(shape)
 
 
 class RankerMixin:
@@ -91,10 +94,10 @@ class RankerMixin:
             X = X.to_numpy(dtype=np.float64)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        _check_shape(X, f"{name}.fit")
+        shape = _check_shape(X, f"{name}.fit")
         if np.iscomplexobj(y):
             raise ValueError(f"{name}.fit: Complex data not supported (y)")
-        if X.shape[0] == 1:
+        if shape[0] == 1:
             raise ValueError(f"{name}.fit: got 1 sample; a ranker needs at least two documents")
         return X, y, resolve_queries(y.shape[0] if y.ndim else 0, qid, group)
 
@@ -104,7 +107,8 @@ class RankerMixin:
                                  "call fit(X, y, qid) first")
 
     def _predict_input(self, X: Any) -> Any:
-        """NotFittedError before fit; a DataFrame's columns checked against ``feature_names_in_``."""
+        """X checked for prediction (``check_feature_matrix`` against ``n_features_in_``):
+        NotFittedError before fit; a DataFrame's columns checked against ``feature_names_in_``."""
         self._check_fitted()
         if _is_frame(X):
             names = getattr(self, "feature_names_in_", None)
@@ -113,11 +117,7 @@ class RankerMixin:
                                  f"{list(names)[:5]}...; X has {list(X.columns)[:5]}...")
             X = X.to_numpy(dtype=np.float64)
         _check_shape(X, type(self).__name__)
-        n = getattr(self, "n_features_in_", None)
-        if n is not None and X.shape[1] != n:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                             f"{n} features as input")
-        return X
+        return check_feature_matrix(X, self.n_features_in_, owner=type(self).__name__)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from rankbench.boosting.lambdas import MAUC_DELTAS, METRICS, NDCG_DELTAS
-from rankbench.data.ranking_data import RankingData, check_feature_matrix
+from rankbench.data.ranking_data import RankingData
 from rankbench.estimators.base import RankerMixin
 from rankbench.estimators.registry import register_solver
 from rankbench.verbose import verbose_line
@@ -188,7 +188,7 @@ class _TreeParams(RankerMixin, BaseEstimator):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Raw scores of the first ``best_iteration_`` trees; O(n * trees * depth)."""
-        Xm = check_feature_matrix(self._predict_input(X), self.n_features_in_)
+        Xm = self._predict_input(X)
         return self.booster_.predict(Xm, num_iteration=self.best_iteration_, raw_score=True)
 
     def predict(self, X: Any) -> np.ndarray:
@@ -377,7 +377,7 @@ class XGBoostRanker(RankerMixin, BaseEstimator):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Raw ranking scores of the best iteration."""
-        X = check_feature_matrix(self._predict_input(X), self.n_features_in_)
+        X = self._predict_input(X)
         return self.model_.predict(X, iteration_range=(0, self.best_iteration_))
 
     def predict(self, X: Any) -> np.ndarray:

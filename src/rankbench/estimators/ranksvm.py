@@ -23,7 +23,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import pairwise_kernels
 from threadpoolctl import threadpool_limits
 
-from rankbench.data.ranking_data import RankingData, check_feature_matrix
+from rankbench.data.ranking_data import RankingData
 from rankbench.estimators.base import RankerMixin
 from rankbench.estimators.registry import register_solver
 from rankbench.objective import ORACLES, make_oracle, pairs_with_margin
@@ -260,7 +260,7 @@ class RankSVM(RankerMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Scores w.x (after the kernel map when ``kernel`` is set); O(nnz(X))."""
-        X = check_feature_matrix(self._predict_input(X), self.n_features_in_)
+        X = self._predict_input(X)
         if self.kernel_map_ is not None:
             X = self.kernel_map_.transform(X)
         return np.asarray(X @ self.coef_).ravel()

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from rankbench.data.ranking_data import RankingData, check_feature_matrix
+from rankbench.data.ranking_data import RankingData
 from rankbench.estimators.base import RankerMixin
 from rankbench.estimators.registry import register_solver
 from rankbench.optim.pair_steps import ETA_LEARNERS, ETA_SCHEDULES, LEARNERS
@@ -253,7 +253,7 @@ class SPDRanker(RankerMixin, BaseEstimator):
     # -- predict --------------------------------------------------------------------------
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores <w, x> of each row of X; O(nnz(X))."""
-        X = check_feature_matrix(self._predict_input(X), self.coef_.shape[0])
+        X = self._predict_input(X)
         return np.asarray(X @ self.coef_, dtype=np.float64).ravel()
 
     predict = decision_function
