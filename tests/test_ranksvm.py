@@ -210,7 +210,9 @@ def test_scaling_benchmark_rows_show_linear_memory_for_counting_and_tree():
     ratio_p = by[(800, "prsvm")]["n_pairs"] / by[(400, "prsvm")]["n_pairs"]
     assert ratio_pairs == pytest.approx(ratio_p, rel=0.15)
     assert ratio_tree == pytest.approx(2.0, rel=0.05)
-    assert by[(800, "prsvm_plus")]["oracle_state_mb"] == by[(800, "tron_tree")]["oracle_state_mb"]
+    # counting keeps the same per-document arrays as tree plus its level-grouped order (n int64)
+    extra = by[(800, "prsvm_plus")]["oracle_state_mb"] - by[(800, "tron_tree")]["oracle_state_mb"]
+    assert extra * 2**20 == pytest.approx(800 * 8)
 
 
 @pytest.mark.parametrize("solver", ["prsvm", "prsvm_plus", "tron_tree", "cutting_plane", "sgd_queries"])

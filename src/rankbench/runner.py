@@ -264,7 +264,12 @@ def run_one(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- many runs
-def _run_and_store(spec: dict[str, Any], store_root: str) -> dict[str, Any]:
+def _run_and_store(spec: dict[str, Any], store_root: str, threads: int = 0) -> dict[str, Any]:
+    if threads:
+        # parallel jobs share the cores: each worker's kernels get their share, not every core
+        import numba
+
+        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     record = run_one(spec)
     ResultStore(store_root).append(record)
     return record
@@ -435,8 +440,10 @@ def run_many(
         else:
             from joblib import Parallel, delayed
 
+            workers = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
+            share = max(1, (os.cpu_count() or 1) // max(1, min(workers, len(todo))))
             results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-                delayed(_run_and_store)(s, str(store.root)) for _, s in todo
+                delayed(_run_and_store)(s, str(store.root), share) for _, s in todo
             )
             for rec in results:
                 done[rec["run_id"]] = rec

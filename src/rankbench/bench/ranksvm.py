@@ -121,6 +121,7 @@ def scaling_rows(quick: bool, sizes=None) -> list[dict]:
             o.fun(m.coef_)
             row.update(seconds=m.fit_time_, objective=m.objective_, n_iter=m.n_iter_,
                        n_cg_iter=m.n_cg_iter_, oracle_state_mb=o.state_nbytes() / 2**20,
+                       workspace_mb=o.workspace_nbytes() / 2**20,
                        X_mb=(data.X.data.nbytes + data.X.indices.nbytes + data.X.indptr.nbytes) / 2**20)
             del o
             rows.append(row)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit, prange
 
 from rankbench.data.row_order import canonical_order, group_by_query
 
@@ -254,9 +255,33 @@ def integer_labels(y: np.ndarray, where: str = "row") -> np.ndarray:
     return y.astype(np.int64, copy=False)
 
 
+@njit(cache=True, parallel=True)
+def _n_nonfinite(a):
+    """Number of NaN / inf entries of a 1-D float array: one read, no temporary, every core."""
+    c = 0
+    for i in prange(a.shape[0]):
+        if not np.isfinite(a[i]):
+            c += 1
+    return c
+
+
+@njit(cache=True, parallel=True)
+def _max_abs(a):
+    m = 0.0
+    for i in prange(a.shape[0]):
+        m = max(m, abs(a[i]))
+    return m
+
+
+def max_abs(X: ArrayOrCSR) -> float:
+    """max |x_ij| of a float64 C-order array or CSR, in one read and without a copy (0 if empty)."""
+    data = X.data if sp.issparse(X) else np.ascontiguousarray(X).reshape(-1)
+    return float(_max_abs(data)) if data.shape[0] else 0.0
+
+
 def _check_finite_X(X: ArrayOrCSR) -> None:
-    data = X.data if sp.issparse(X) else X
-    if not np.all(np.isfinite(data)):
+    data = X.data if sp.issparse(X) else X.reshape(-1)
+    if _n_nonfinite(data):
         if sp.issparse(X):
             bad = int(np.flatnonzero(~np.isfinite(X.data))[0])
             row = int(np.searchsorted(X.indptr, bad, side="right") - 1)

@@ -23,12 +23,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import pairwise_kernels
 from threadpoolctl import threadpool_limits
 
-from rankbench.data.ranking_data import RankingData
+from rankbench.data.ranking_data import RankingData, max_abs
 from rankbench.estimators.base import RankerMixin
 from rankbench.estimators.registry import register_solver
 from rankbench.objective import ORACLES, make_oracle, pairs_with_margin
 from rankbench.objective.base import check_C
 from rankbench.optim.registry import check_pairing, get_optimizer, ranksvm_solvers, resolve_solver
+from rankbench.parallel import numba_threads, resolve_n_jobs
 
 # estimator parameters handed to the optimizers whose function takes them
 OPTIMIZER_OPTIONS = ("max_cg_iter", "eta0", "average", "random_state", "step", "cg_history")
@@ -135,7 +136,8 @@ class RankSVM(RankerMixin, BaseEstimator):
     "ideal_dcg"; margin rescaling on every oracle, slack on brute and pairs); an oracle that
     cannot apply it is refused by ``check_params`` naming those that can.  ``kernel``: non-linear RankSVM
     through the kernel PCA map (Chapelle 6.3).  ``cg_history`` (tron): one history row per CG
-    iteration besides the outer ones (Lee & Lin suppl. Fig. (II)).
+    iteration besides the outer ones (Lee & Lin suppl. Fig. (II)).  ``n_jobs``: numba threads
+    of the oracles' kernels (None or -1: all, ``rankbench.parallel``); the weights do not depend on it.
     """
 
     def __init__(self, C: float = 1.0, solver: str = "prsvm_plus", loss="squared_hinge",
@@ -144,7 +146,8 @@ class RankSVM(RankerMixin, BaseEstimator):
                  rescaling: str | None = None, delta=None,
                  kernel: str | None = None, n_components: int | None = None,
                  gamma: float | None = None, eta0: float | None = None, average: bool = False,
-                 random_state=0, step: str = "documented", cg_history: bool = False):
+                 random_state=0, step: str = "documented", cg_history: bool = False,
+                 n_jobs: int | None = None):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -163,6 +166,7 @@ class RankSVM(RankerMixin, BaseEstimator):
         self.random_state = random_state
         self.step = step
         self.cg_history = cg_history
+        self.n_jobs = n_jobs
 
     def check_params(self) -> None:
         """ValueError unless solver x loss x parameters can run: unknown solver or loss, an oracle
@@ -183,6 +187,7 @@ class RankSVM(RankerMixin, BaseEstimator):
                 raise ValueError(f"tol must be > 0, got {self.tol}")
         if self.max_iter is not None and (int(self.max_iter) != self.max_iter or self.max_iter < 1):
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter}")
+        resolve_n_jobs(self.n_jobs)
         return optimizer, ORACLES[oracle], form
 
     def fit(self, X, y, qid=None, group=None):
@@ -210,7 +215,7 @@ class RankSVM(RankerMixin, BaseEstimator):
             kwargs["max_iter"] = int(self.max_iter)
         # the optimizers' vectors are short (d): multithreaded BLAS only adds thread wake-ups,
         # which cost 3x the whole fit on a loaded machine
-        with threadpool_limits(limits=1, user_api="blas"):
+        with threadpool_limits(limits=1, user_api="blas"), numba_threads(self.n_jobs):
             res = optimizer.function(oracle, **kwargs)
         self.fit_time_ = time.perf_counter() - t0
         self._finish(res, oracle, data, Xt, optimizer.name)
@@ -274,7 +279,7 @@ def check_representable(oracle) -> None:
     """ValueError when float64 cannot represent the problem: f(0) = C * sum of losses at margin
     (or the scores' range) overflows, so no objective or gradient of it would be finite."""
     X = oracle.X
-    xmax = float(abs(X).max()) if X.shape[0] * X.shape[1] and getattr(X, "nnz", 1) else 0.0
+    xmax = max_abs(X)  # no |X| copy
     f0 = oracle.fun(np.zeros(oracle.n_features))
     if not np.isfinite(f0):
         raise ValueError(f"the RankSVM objective overflows float64 at w = 0 (C={oracle.C:g} times "

@@ -14,7 +14,6 @@ the loss, so an optimizer x oracle x loss combination is checked before any data
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from rankbench.data.ranking_data import check_feature_matrix, check_labels
 from rankbench.objective.losses import (
@@ -26,6 +25,7 @@ from rankbench.objective.losses import (
     pair_costs,
     rescaling_matrices,
 )
+from rankbench.objective.products import XProducts
 from rankbench.objective.query_levels import QueryLevels
 
 
@@ -90,9 +90,8 @@ class PairOracle:
         self._score_shift = None
         if self.delta_kind == "document" and rescaling == "margin" and not self.per_pair_costs:
             self._score_shift = self._document_shift()
-        # X^T as a CSC view of the CSR data (no copy); built once, not at every product
-        self._XT = self.X.T
-        self._X2 = None  # X squared elementwise, made on the first hess_diag call
+        # X v, X^T z and the Jacobi diagonal on every core (objective/products.py; no copy of X)
+        self._prod = XProducts(self.X, self.query_ptr)
         self._gz: np.ndarray | None = None
         self._setup()
 
@@ -212,7 +211,7 @@ class PairOracle:
 
     def scores(self, w: np.ndarray) -> np.ndarray:
         """z = X w; O(nnz(X))."""
-        return np.asarray(self.X @ w, dtype=np.float64).ravel()
+        return self._prod.matvec(w)
 
     def loss_at_scores(self, z: np.ndarray) -> float:
         """sum_{(i,j) in P} loss(z_i - z_j), also caching dL/dz and the Hessian state."""
@@ -232,7 +231,7 @@ class PairOracle:
         """Gradient (subgradient for the hinge) at the w of the last ``fun`` call; O(nnz(X))."""
         if self._gz is None:
             raise RuntimeError("call fun(w) before grad(w)")
-        return np.asarray(w, dtype=np.float64) + self.C * np.asarray(self._XT @ self._gz).ravel()
+        return np.asarray(w, dtype=np.float64) + self.C * self._prod.rmatvec(self._gz)
 
     def hess_vec(self, v: np.ndarray) -> np.ndarray:
         """(I + C X^T H_L X) v with the generalized Hessian H_L at the last ``fun`` point."""
@@ -241,7 +240,7 @@ class PairOracle:
             raise RuntimeError("call fun(w) before hess_vec(v)")
         d = self.scores(v)
         hz = self._hess_z(d)
-        return np.asarray(v, dtype=np.float64) + self.C * np.asarray(self._XT @ hz).ravel()
+        return np.asarray(v, dtype=np.float64) + self.C * self._prod.rmatvec(hz)
 
     def hess_diag(self) -> np.ndarray:
         """Jacobi preconditioner: diag of I + C X^T H_L X with H_L's off-diagonal part replaced by the
@@ -250,20 +249,10 @@ class PairOracle:
         self._check_hessian()
         if self._gz is None:
             raise RuntimeError("call fun(w) first")
-        Dz = 2.0 * self._doc_curvature()
-        X = self.X
-        sizes = np.diff(self.query_ptr)
-        q_of = np.repeat(np.arange(sizes.shape[0]), sizes)
-        if self._X2 is None:
-            self._X2 = X.multiply(X).tocsr() if sp.issparse(X) else X * X
-        sq = np.asarray(self._X2.T @ Dz).ravel()
-        S = sp.csr_matrix((Dz, (q_of, np.arange(self.n_docs))), shape=(sizes.shape[0], self.n_docs))
-        M = S @ X  # per-query curvature-weighted feature sums
-        M = M.multiply(M).tocsr() if sp.issparse(M) else M * M
-        tot = np.bincount(q_of, weights=Dz, minlength=sizes.shape[0])
-        inv = np.divide(1.0, tot, out=np.zeros_like(tot), where=tot > 0)
-        cross = np.asarray(M.T @ inv).ravel()
-        return 1.0 + self.C * np.maximum(sq - cross, 0.0)
+        # per feature j: sum_i D_i x_ij^2 - sum_q (sum_{i in q} D_i x_ij)^2 / sum_{i in q} D_i, in
+        # one pass over X (no X o X copy, no per-query sum matrix)
+        diag = self._prod.hess_diag_sum(2.0 * self._doc_curvature())
+        return 1.0 + self.C * np.maximum(diag, 0.0)
 
     def _check_hessian(self) -> None:
         if not self.loss.has_hessian:
@@ -280,13 +269,18 @@ class PairOracle:
         return self._gz.copy()
 
     def state_nbytes(self) -> int:
-        """Bytes of the arrays this oracle keeps besides X and y (O(n) for counting/tree, O(p) for pairs)."""
+        """Bytes of the per-document / per-pair arrays this oracle keeps besides X and y (O(n) for
+        counting/tree, O(p) for pairs); the products' fixed workspace is ``workspace_nbytes``."""
         total = 0
         for obj in (self.__dict__, self.levels.__dict__):
             for key, val in obj.items():
-                if isinstance(val, np.ndarray) and key not in ("X", "y", "_XT", "_X2"):
+                if isinstance(val, np.ndarray) and key not in ("X", "y"):
                     total += val.nbytes
         return total
+
+    def workspace_nbytes(self) -> int:
+        """Bytes of the X-product workspace (blocks x d floats, at most a quarter of nnz(X))."""
+        return self._prod.nbytes
 
     def _pieces(self) -> list[tuple[float, float, int]]:
         """(margin offset, weight, power) of each piece of the (piecewise) loss evaluated."""

@@ -13,112 +13,134 @@ piece by piece (shifted hinge or squared hinge, ``objective/losses.py``): one pa
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from rankbench.objective.base import PairOracle
 from rankbench.objective.score_order import group_order_by_level, sort_within_queries
 
 
 @njit(cache=True)
+def _counting_fun_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, power,
+                        gz, diag):
+    """One query's part of ``counting_fun``; returns its L."""
+    value = 0.0
+    o = offsets[q]
+    k = n_levels[q]
+    for ra in range(1, k):
+        a0 = bounds[o + ra]
+        a1 = bounds[o + ra + 1]
+        ga = bgrank[o + ra]
+        for rb in range(ra):
+            b0 = bounds[o + rb]
+            b1 = bounds[o + rb + 1]
+            gb = bgrank[o + rb]
+            m = M[ga, gb] + off_m
+            c = weight * W[ga, gb]
+            if c == 0.0:
+                continue
+            # less relevant documents (bucket b) ascending, pointer over bucket a
+            pa = a0
+            cnt = 0.0
+            S = 0.0
+            for t in range(b0, b1):
+                i = border[t]
+                zi = z[i]
+                while pa < a1 and z[border[pa]] - m < zi:
+                    S += z[border[pa]]
+                    cnt += 1.0
+                    pa += 1
+                if cnt > 0.0:
+                    if power == 2:
+                        gz[i] += 2.0 * c * (cnt * (m + zi) - S)
+                        diag[i] += c * cnt
+                    else:
+                        gz[i] += c * cnt
+            # preferred documents (bucket a) descending, pointer over bucket b
+            pb = b1 - 1
+            cnt = 0.0
+            S = 0.0
+            S2 = 0.0
+            for t in range(a1 - 1, a0 - 1, -1):
+                i = border[t]
+                si = z[i] - m
+                while pb >= b0 and z[border[pb]] > si:
+                    zl = z[border[pb]]
+                    S += zl
+                    S2 += zl * zl
+                    cnt += 1.0
+                    pb -= 1
+                if cnt > 0.0:
+                    am = m - z[i]
+                    if power == 2:
+                        gz[i] -= 2.0 * c * (cnt * am + S)
+                        diag[i] += c * cnt
+                        value += c * (cnt * am * am + 2.0 * am * S + S2)
+                    else:
+                        gz[i] -= c * cnt
+                        value += c * (cnt * am + S)
+    return value
+
+
+@njit(cache=True, parallel=True)
 def counting_fun(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, power, gz, diag):
     """Add one loss piece (weight * max(0, M + off_m - t)^power, power 1 or 2) to dL/dz and the
-    Hessian diagonal, level pair by level pair; return its L; O(n k)."""
+    Hessian diagonal, level pair by level pair; return its L; O(n k).  Queries in parallel, their
+    values added in query order (the same sum whatever the thread count)."""
+    nq = n_levels.shape[0]
+    vals = np.zeros(nq)
+    for q in prange(nq):
+        vals[q] = _counting_fun_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, off_m,
+                                      weight, power, gz, diag)
     value = 0.0
-    for q in range(n_levels.shape[0]):
-        o = offsets[q]
-        k = n_levels[q]
-        for ra in range(1, k):
-            a0 = bounds[o + ra]
-            a1 = bounds[o + ra + 1]
-            ga = bgrank[o + ra]
-            for rb in range(ra):
-                b0 = bounds[o + rb]
-                b1 = bounds[o + rb + 1]
-                gb = bgrank[o + rb]
-                m = M[ga, gb] + off_m
-                c = weight * W[ga, gb]
-                if c == 0.0:
-                    continue
-                # less relevant documents (bucket b) ascending, pointer over bucket a
-                pa = a0
-                cnt = 0.0
-                S = 0.0
-                for t in range(b0, b1):
-                    i = border[t]
-                    zi = z[i]
-                    while pa < a1 and z[border[pa]] - m < zi:
-                        S += z[border[pa]]
-                        cnt += 1.0
-                        pa += 1
-                    if cnt > 0.0:
-                        if power == 2:
-                            gz[i] += 2.0 * c * (cnt * (m + zi) - S)
-                            diag[i] += c * cnt
-                        else:
-                            gz[i] += c * cnt
-                # preferred documents (bucket a) descending, pointer over bucket b
-                pb = b1 - 1
-                cnt = 0.0
-                S = 0.0
-                S2 = 0.0
-                for t in range(a1 - 1, a0 - 1, -1):
-                    i = border[t]
-                    si = z[i] - m
-                    while pb >= b0 and z[border[pb]] > si:
-                        zl = z[border[pb]]
-                        S += zl
-                        S2 += zl * zl
-                        cnt += 1.0
-                        pb -= 1
-                    if cnt > 0.0:
-                        am = m - z[i]
-                        if power == 2:
-                            gz[i] -= 2.0 * c * (cnt * am + S)
-                            diag[i] += c * cnt
-                            value += c * (cnt * am * am + 2.0 * am * S + S2)
-                        else:
-                            gz[i] -= c * cnt
-                            value += c * (cnt * am + S)
+    for q in range(nq):
+        value += vals[q]
     return value
 
 
 @njit(cache=True)
+def _counting_hess_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, d,
+                         gamma):
+    o = offsets[q]
+    k = n_levels[q]
+    for ra in range(1, k):
+        a0 = bounds[o + ra]
+        a1 = bounds[o + ra + 1]
+        ga = bgrank[o + ra]
+        for rb in range(ra):
+            b0 = bounds[o + rb]
+            b1 = bounds[o + rb + 1]
+            gb = bgrank[o + rb]
+            m = M[ga, gb] + off_m
+            c = weight * W[ga, gb]
+            if c == 0.0:
+                continue
+            pa = a0
+            S = 0.0
+            for t in range(b0, b1):
+                i = border[t]
+                zi = z[i]
+                while pa < a1 and z[border[pa]] - m < zi:
+                    S += d[border[pa]]
+                    pa += 1
+                gamma[i] += c * S
+            pb = b1 - 1
+            S = 0.0
+            for t in range(a1 - 1, a0 - 1, -1):
+                i = border[t]
+                si = z[i] - m
+                while pb >= b0 and z[border[pb]] > si:
+                    S += d[border[pb]]
+                    pb -= 1
+                gamma[i] += c * S
+
+
+@njit(cache=True, parallel=True)
 def counting_hess(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, d, gamma):
     """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece,
-    level pair by level pair; O(nk)."""
-    for q in range(n_levels.shape[0]):
-        o = offsets[q]
-        k = n_levels[q]
-        for ra in range(1, k):
-            a0 = bounds[o + ra]
-            a1 = bounds[o + ra + 1]
-            ga = bgrank[o + ra]
-            for rb in range(ra):
-                b0 = bounds[o + rb]
-                b1 = bounds[o + rb + 1]
-                gb = bgrank[o + rb]
-                m = M[ga, gb] + off_m
-                c = weight * W[ga, gb]
-                if c == 0.0:
-                    continue
-                pa = a0
-                S = 0.0
-                for t in range(b0, b1):
-                    i = border[t]
-                    zi = z[i]
-                    while pa < a1 and z[border[pa]] - m < zi:
-                        S += d[border[pa]]
-                        pa += 1
-                    gamma[i] += c * S
-                pb = b1 - 1
-                S = 0.0
-                for t in range(a1 - 1, a0 - 1, -1):
-                    i = border[t]
-                    si = z[i] - m
-                    while pb >= b0 and z[border[pb]] > si:
-                        S += d[border[pb]]
-                        pb -= 1
-                    gamma[i] += c * S
+    level pair by level pair; O(nk); queries in parallel."""
+    for q in prange(n_levels.shape[0]):
+        _counting_hess_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, d,
+                             gamma)
 
 
 class CountingOracle(PairOracle):
@@ -131,12 +153,13 @@ class CountingOracle(PairOracle):
 
     def _setup(self) -> None:
         self._border = None
+        self._order = None
         self._z = None
         self._diag = None
 
     def _loss_grad_z(self, z):
         lv = self.levels
-        order = sort_within_queries(z, lv.query_ptr)
+        order = sort_within_queries(z, lv.query_ptr, self._order)  # seeded by the last order
         border = group_order_by_level(order, lv.query_ptr, lv.qrank, lv.n_levels,
                                       lv.bucket_bounds, lv.bucket_offsets)
         gz = np.zeros_like(z)
@@ -146,7 +169,7 @@ class CountingOracle(PairOracle):
             value += counting_fun(border, lv.bucket_bounds, lv.bucket_offsets, lv.bucket_grank,
                                   lv.n_levels, z, self.margin, self.weight, off, weight,
                                   power, gz, diag)
-        self._border, self._z, self._diag = border, z, diag
+        self._border, self._order, self._z, self._diag = border, order, z, diag
         return value, gz
 
     def _hess_z(self, d):

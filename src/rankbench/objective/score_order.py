@@ -1,40 +1,83 @@
-"""Per-query ascending score order: the one sort each Newton step pays, O(n log n)."""
+"""Per-query ascending score order: the one sort each Newton step pays, O(n log n).
+
+Queries are sorted in parallel (numba threads).  The order is by (score, document index), so
+it is unique, and a previous order can seed it: between two Newton steps few documents change
+places, and an insertion sort from the last order costs O(n + inversions); a query where the
+insertion sort would move too much falls back to a merge sort.  Either way the result is the
+same permutation.
+"""
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
+
+# an insertion sort from the previous order gives up after this many moves per document
+_MOVES_PER_DOC = 4
 
 
 @njit(cache=True)
-def sort_within_queries(z, query_ptr):
-    """Global indices of the documents, each query's block sorted by ascending score (stable)."""
+def _sort_query(z, a, b, prev, order):
+    """order[a:b] = indices a..b-1 sorted by (z, index); seeded by prev[a:b] when prev is given."""
+    m = b - a
+    if m == 1:
+        order[a] = a
+        return
+    if prev.shape[0] > 0:
+        for t in range(a, b):
+            order[t] = prev[t]
+        budget = _MOVES_PER_DOC * m + 16
+        moves = 0
+        ok = True
+        for t in range(a + 1, b):
+            i = order[t]
+            zi = z[i]
+            u = t - 1
+            while u >= a and (z[order[u]] > zi or (z[order[u]] == zi and order[u] > i)):
+                order[u + 1] = order[u]
+                u -= 1
+                moves += 1
+            order[u + 1] = i
+            if moves > budget:
+                ok = False
+                break
+        if ok:
+            return
+    idx = np.argsort(z[a:b], kind="mergesort")
+    for t in range(m):
+        order[a + t] = a + idx[t]
+
+
+@njit(cache=True, parallel=True)
+def _sort_within_queries(z, query_ptr, prev):
     n = z.shape[0]
     order = np.empty(n, dtype=np.int64)
-    for q in range(query_ptr.shape[0] - 1):
+    for q in prange(query_ptr.shape[0] - 1):
         a = query_ptr[q]
         b = query_ptr[q + 1]
-        if b - a == 1:
-            order[a] = a
-        elif b - a > 1:
-            idx = np.argsort(z[a:b], kind="mergesort")
-            for t in range(b - a):
-                order[a + t] = a + idx[t]
+        if b > a:
+            _sort_query(z, a, b, prev, order)
     return order
 
 
-@njit(cache=True)
+_NO_ORDER = np.empty(0, dtype=np.int64)
+
+
+def sort_within_queries(z, query_ptr, prev=None):
+    """Global indices of the documents, each query's block sorted by ascending score, ties by
+    index (a stable sort); ``prev``: an earlier such order of the same queries, used as the
+    starting point (the result does not depend on it)."""
+    return _sort_within_queries(z, query_ptr, _NO_ORDER if prev is None else prev)
+
+
+@njit(cache=True, parallel=True)
 def group_order_by_level(order, query_ptr, qrank, n_levels, bucket_bounds, bucket_offsets):
     """Stable partition of each query's score order into its label buckets (ascending label); O(n)."""
     n = order.shape[0]
     border = np.empty(n, dtype=np.int64)
-    kmax = 1
-    for q in range(n_levels.shape[0]):
-        if n_levels[q] > kmax:
-            kmax = n_levels[q]
-    cursor = np.empty(kmax, dtype=np.int64)
-    for q in range(query_ptr.shape[0] - 1):
+    for q in prange(query_ptr.shape[0] - 1):
         off = bucket_offsets[q]
+        cursor = np.empty(max(n_levels[q], 1), dtype=np.int64)
         for r in range(n_levels[q]):
             cursor[r] = bucket_bounds[off + r]
         for p in range(query_ptr[q], query_ptr[q + 1]):

@@ -12,7 +12,7 @@ give all of them whatever the number k of relevance levels.  The sort is done on
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from rankbench.objective.base import PairOracle
 from rankbench.objective.score_order import sort_within_queries
@@ -37,111 +37,110 @@ def _fw_prefix(tree, i):
 
 
 @njit(cache=True)
+def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag):
+    """One query's part of ``tree_fun`` (rows a..b-1, k levels); returns its L."""
+    fc = np.zeros(k + 1)
+    fs = np.zeros(k + 1)
+    fq = np.zeros(k + 1)
+    value = 0.0
+    # ascending: i in the less relevant role, partners h with s_h < z_i and higher rank;
+    # the tree is indexed by reversed rank so "higher rank" is a prefix (no cancellation)
+    ptr = a
+    for p in range(a, b):
+        i = order[p]
+        zi = z[i]
+        while ptr < b and z[order[ptr]] - m < zi:
+            h = order[ptr]
+            _fw_add(fc, k - 1 - qrank[h], 1.0)
+            _fw_add(fs, k - 1 - qrank[h], z[h])
+            ptr += 1
+        cnt = _fw_prefix(fc, k - 1 - qrank[i])
+        if cnt > 0.0:
+            S = _fw_prefix(fs, k - 1 - qrank[i])
+            if power == 2:
+                gz[i] += 2.0 * c * (cnt * (m + zi) - S)
+                diag[i] += c * cnt
+            else:
+                gz[i] += c * cnt
+    # descending: i in the preferred role, partners l with z_l > s_i and lower rank
+    for t in range(k + 1):
+        fc[t] = 0.0
+        fs[t] = 0.0
+    ptr = b - 1
+    for p in range(b - 1, a - 1, -1):
+        i = order[p]
+        si = z[i] - m
+        while ptr >= a and z[order[ptr]] > si:
+            l = order[ptr]
+            _fw_add(fc, qrank[l], 1.0)
+            _fw_add(fs, qrank[l], z[l])
+            _fw_add(fq, qrank[l], z[l] * z[l])
+            ptr -= 1
+        cnt = _fw_prefix(fc, qrank[i])
+        if cnt > 0.0:
+            S = _fw_prefix(fs, qrank[i])
+            am = m - z[i]
+            if power == 2:
+                S2 = _fw_prefix(fq, qrank[i])
+                gz[i] -= 2.0 * c * (cnt * am + S)
+                diag[i] += c * cnt
+                value += c * (cnt * am * am + 2.0 * am * S + S2)
+            else:
+                gz[i] -= c * cnt
+                value += c * (cnt * am + S)
+    return value
+
+
+@njit(cache=True, parallel=True)
 def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
     """Add one loss piece c * max(0, m - t)^power (power 1 or 2) to dL/dz and the Hessian diagonal;
-    return its L; O(n log k)."""
-    kmax = 1
-    for q in range(n_levels.shape[0]):
-        if n_levels[q] > kmax:
-            kmax = n_levels[q]
-    fc = np.zeros(kmax + 1)
-    fs = np.zeros(kmax + 1)
-    fq = np.zeros(kmax + 1)
+    return its L; O(n log k).  Queries run in parallel (each writes only its own documents); the
+    per-query values are added in query order, so the sum does not depend on the thread count."""
+    nq = query_ptr.shape[0] - 1
+    vals = np.zeros(nq)
+    for q in prange(nq):
+        if n_levels[q] >= 2:
+            vals[q] = _tree_fun_query(order, query_ptr[q], query_ptr[q + 1], n_levels[q], qrank, z,
+                                      m, c, power, gz, diag)
     value = 0.0
-    for q in range(query_ptr.shape[0] - 1):
-        a = query_ptr[q]
-        b = query_ptr[q + 1]
-        k = n_levels[q]
-        if k < 2:
-            continue
-        # ascending: i in the less relevant role, partners h with s_h < z_i and higher rank;
-        # the tree is indexed by reversed rank so "higher rank" is a prefix (no cancellation)
-        for t in range(k + 1):
-            fc[t] = 0.0
-            fs[t] = 0.0
-        ptr = a
-        for p in range(a, b):
-            i = order[p]
-            zi = z[i]
-            while ptr < b and z[order[ptr]] - m < zi:
-                h = order[ptr]
-                _fw_add(fc, k - 1 - qrank[h], 1.0)
-                _fw_add(fs, k - 1 - qrank[h], z[h])
-                ptr += 1
-            cnt = _fw_prefix(fc, k - 1 - qrank[i])
-            if cnt > 0.0:
-                S = _fw_prefix(fs, k - 1 - qrank[i])
-                if power == 2:
-                    gz[i] += 2.0 * c * (cnt * (m + zi) - S)
-                    diag[i] += c * cnt
-                else:
-                    gz[i] += c * cnt
-        # descending: i in the preferred role, partners l with z_l > s_i and lower rank
-        for t in range(k + 1):
-            fc[t] = 0.0
-            fs[t] = 0.0
-            fq[t] = 0.0
-        ptr = b - 1
-        for p in range(b - 1, a - 1, -1):
-            i = order[p]
-            si = z[i] - m
-            while ptr >= a and z[order[ptr]] > si:
-                l = order[ptr]
-                _fw_add(fc, qrank[l], 1.0)
-                _fw_add(fs, qrank[l], z[l])
-                _fw_add(fq, qrank[l], z[l] * z[l])
-                ptr -= 1
-            cnt = _fw_prefix(fc, qrank[i])
-            if cnt > 0.0:
-                S = _fw_prefix(fs, qrank[i])
-                am = m - z[i]
-                if power == 2:
-                    S2 = _fw_prefix(fq, qrank[i])
-                    gz[i] -= 2.0 * c * (cnt * am + S)
-                    diag[i] += c * cnt
-                    value += c * (cnt * am * am + 2.0 * am * S + S2)
-                else:
-                    gz[i] -= c * cnt
-                    value += c * (cnt * am + S)
+    for q in range(nq):
+        value += vals[q]
     return value
 
 
 @njit(cache=True)
+def _tree_hess_query(order, a, b, k, qrank, z, m, c, d, gamma):
+    fs = np.zeros(k + 1)
+    ptr = a
+    for p in range(a, b):
+        i = order[p]
+        zi = z[i]
+        while ptr < b and z[order[ptr]] - m < zi:
+            h = order[ptr]
+            _fw_add(fs, k - 1 - qrank[h], d[h])
+            ptr += 1
+        gamma[i] += c * _fw_prefix(fs, k - 1 - qrank[i])
+    for t in range(k + 1):
+        fs[t] = 0.0
+    ptr = b - 1
+    for p in range(b - 1, a - 1, -1):
+        i = order[p]
+        si = z[i] - m
+        while ptr >= a and z[order[ptr]] > si:
+            l = order[ptr]
+            _fw_add(fs, qrank[l], d[l])
+            ptr -= 1
+        gamma[i] += c * _fw_prefix(fs, qrank[i])
+
+
+@njit(cache=True, parallel=True)
 def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma):
-    """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece; O(n log k)."""
-    kmax = 1
-    for q in range(n_levels.shape[0]):
-        if n_levels[q] > kmax:
-            kmax = n_levels[q]
-    fs = np.zeros(kmax + 1)
-    for q in range(query_ptr.shape[0] - 1):
-        a = query_ptr[q]
-        b = query_ptr[q + 1]
-        k = n_levels[q]
-        if k < 2:
-            continue
-        for t in range(k + 1):
-            fs[t] = 0.0
-        ptr = a
-        for p in range(a, b):
-            i = order[p]
-            zi = z[i]
-            while ptr < b and z[order[ptr]] - m < zi:
-                h = order[ptr]
-                _fw_add(fs, k - 1 - qrank[h], d[h])
-                ptr += 1
-            gamma[i] += c * _fw_prefix(fs, k - 1 - qrank[i])
-        for t in range(k + 1):
-            fs[t] = 0.0
-        ptr = b - 1
-        for p in range(b - 1, a - 1, -1):
-            i = order[p]
-            si = z[i] - m
-            while ptr >= a and z[order[ptr]] > si:
-                l = order[ptr]
-                _fw_add(fs, qrank[l], d[l])
-                ptr -= 1
-            gamma[i] += c * _fw_prefix(fs, qrank[i])
+    """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece;
+    O(n log k); queries in parallel."""
+    for q in prange(query_ptr.shape[0] - 1):
+        if n_levels[q] >= 2:
+            _tree_hess_query(order, query_ptr[q], query_ptr[q + 1], n_levels[q], qrank, z, m, c, d,
+                             gamma)
 
 
 @njit(cache=True)
@@ -193,7 +192,7 @@ class TreeOracle(PairOracle):
 
     def _loss_grad_z(self, z):
         lv = self.levels
-        order = sort_within_queries(z, lv.query_ptr)
+        order = sort_within_queries(z, lv.query_ptr, self._order)  # seeded by the last order
         gz = np.zeros_like(z)
         diag = np.zeros_like(z)
         value = 0.0

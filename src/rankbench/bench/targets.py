@@ -1,0 +1,241 @@
+"""Performance targets (issue 14), each measured beside its reference in the same run.
+
+Every row carries ``target`` (what is measured), ``reference`` (against what), ``measured`` and
+``reference_value`` (seconds or bytes), ``ratio`` = measured / reference and ``goal`` (the ratio
+the target asks for; ``met`` says whether it holds; ``higher_is_better`` for speed-ups).
+
+- **Per operation.** One f+gradient and one Hessian-vector product of the tree and counting
+  oracles against one read of X (a numpy reduction over X's stored values, one core), on a
+  480k x 46 dense LETOR-like problem and a 1e6-document RCV1-like CSR AUC problem (goal 2.5).
+- **Both cores.** ``tron_tree`` on the 480k problem with 2 numba threads against 1 (goal a
+  speed-up of 1.6), with the weights compared bit for bit.
+- **Memory.** Peak resident memory of a ``tron_tree`` fit above the memory before it, against
+  the bytes of X (goal 0.25 over the data).
+- **Scale.** An MSLR-WEB30K-shaped stand-in (3.7M x 136 dense, 5 levels, 31.5k queries,
+  generated in memory): ``tron_tree`` at C = 1e-3 against 60 s and peak memory against 1.3x the
+  data; ``prsvm_plus``, SPD (1e7 steps) and LambdaMART (100 rounds) noted beside it.
+
+Times are the minimum over interleaved repeats; the machine's other load is in SUMMARY.md.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def _tmin(fn, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def _row(target, reference, measured, reference_value, goal, higher_is_better=False, **extra):
+    ratio = measured / reference_value if reference_value else float("nan")
+    met = (ratio >= goal) if higher_is_better else (ratio <= goal)
+    return {"part": "targets", "case": target, "target": target, "reference": reference,
+            "measured": measured, "reference_value": reference_value, "ratio": ratio, "goal": goal,
+            "met": bool(met), "higher_is_better": higher_is_better, **extra}
+
+
+def _x_bytes(X) -> int:
+    if sp.issparse(X):
+        return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+    return int(X.nbytes)
+
+
+def read_seconds(X, repeats: int = 7) -> float:
+    """One read of X's stored values: a numpy reduction (one core) over the data (and indices)."""
+    if sp.issparse(X):
+        return _tmin(lambda: (np.add.reduce(X.data), np.bitwise_or.reduce(X.indices)), repeats)
+    flat = X.reshape(-1)
+    return _tmin(lambda: np.add.reduce(flat), repeats)
+
+
+def _problems(quick: bool):
+    from rankbench.data.ranking_data import RankingData
+    from rankbench.data.synthetic import make_letor_like, make_rcv1_like
+
+    d = make_letor_like(n_queries=1_200 if quick else 12_000, docs_per_query=(30, 50),
+                        n_features=46, n_levels=3, seed=0)
+    yield f"dense {d.n_docs} x 46", d.X, d.y, d.query_ptr, 1e-3
+    a = make_rcv1_like(n=100_000 if quick else 1_000_000, seed=0)
+    data = RankingData.from_arrays(a.X, a.y, None)
+    yield f"CSR {data.n_docs} x {data.X.shape[1]}", data.X, data.y, data.query_ptr, 0.005
+
+
+def operation_rows(quick: bool) -> list[dict]:
+    """f+gradient and Hv of the tree and counting oracles per read of X."""
+    from rankbench.objective import make_oracle
+
+    rows = []
+    for name, X, y, ptr, C in _problems(quick):
+        t_read = read_seconds(X)
+        rng = np.random.default_rng(0)
+        for oracle in ("tree", "counting"):
+            o = make_oracle(oracle, X, y, ptr, C=C)
+            w = rng.standard_normal(X.shape[1]) * 0.01
+            v = rng.standard_normal(X.shape[1])
+            o.fun(w)
+            o.grad(w)
+            o.hess_vec(v)
+            t_fg = _tmin(lambda o=o, w=w: (o.fun(w), o.grad(w)), 7)
+            t_hv = _tmin(lambda o=o, v=v: o.hess_vec(v), 7)
+            t_diag = _tmin(o.hess_diag, 3)
+            common = {"problem": name, "x_mb": _x_bytes(X) / 2**20, "oracle": oracle}
+            rows.append(_row(f"{oracle} f+grad per read of X, {name}", "one read of X", t_fg, t_read,
+                             2.5, **common))
+            rows.append(_row(f"{oracle} Hv per read of X, {name}", "one read of X", t_hv, t_read, 2.5,
+                             **common))
+            rows.append(_row(f"{oracle} Jacobi diagonal per read of X, {name}", "one read of X",
+                             t_diag, t_read, 2.5, **common))
+            del o
+        gc.collect()
+    return rows
+
+
+def thread_rows(quick: bool) -> list[dict]:
+    """tron_tree on the dense problem with 1 and 2 numba threads (interleaved, min of 3)."""
+    import numba
+
+    from rankbench.estimators.ranksvm import RankSVM
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        return [{"part": "targets", "case": "threads", "note": "one numba thread here: skipped"}]
+    name, X, y, ptr, C = next(_problems(quick))
+    qid = np.repeat(np.arange(ptr.shape[0] - 1), np.diff(ptr))
+    RankSVM(C=C, solver="tron_tree", n_jobs=1).fit(X[:2000], y[:2000], qid[:2000])
+    best = {1: float("inf"), 2: float("inf")}
+    coef = {}
+    for _ in range(3):
+        for n_jobs in (1, 2):
+            m = RankSVM(C=C, solver="tron_tree", n_jobs=n_jobs).fit(X, y, qid)
+            best[n_jobs] = min(best[n_jobs], m.fit_time_)
+            coef[n_jobs] = m.coef_
+    same = bool(np.array_equal(coef[1], coef[2]))
+    return [_row(f"tron_tree speed-up with 2 threads, {name}", "1 thread", best[1], best[2], 1.6,
+                 higher_is_better=True, problem=name, identical_weights=same)]
+
+
+def memory_rows(quick: bool) -> list[dict]:
+    """Peak memory of a tron_tree fit above the memory before it, per byte of X."""
+    from rankbench.estimators.ranksvm import RankSVM
+    from rankbench.sysinfo import PeakMemory
+
+    rows = []
+    for name, X, y, ptr, C in _problems(quick):
+        qid = np.repeat(np.arange(ptr.shape[0] - 1), np.diff(ptr))
+        RankSVM(C=C, solver="tron_tree").fit(X[:2000], y[:2000], qid[:2000])  # compile first
+        gc.collect()
+        with PeakMemory() as pm:
+            RankSVM(C=C, solver="tron_tree").fit(X, y, qid)
+        extra = (pm.peak_mb - pm.start_mb) * 2**20
+        rows.append(_row(f"tron_tree fit memory above the data, {name}", "bytes of X", extra,
+                         _x_bytes(X), 0.25, problem=name, peak_mb=pm.peak_mb, start_mb=pm.start_mb))
+    return rows
+
+
+# MSLR-WEB30K's label shares (about 52/32/13/2/1 %); 136 features, ~118 documents per query
+MSLR_SHARES = (0.52, 0.32, 0.134, 0.017, 0.009)
+
+
+def make_mslr_like(n_queries: int = 31_531, docs_per_query: int = 118, n_features: int = 136,
+                   seed: int = 0):
+    """An MSLR-WEB30K-shaped stand-in made in place, block by block (no temporary copy of X):
+    standard normal features plus a per-query shift, labels from a noisy linear score cut at
+    MSLR's label shares.  Returns (X, y, qid)."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(docs_per_query // 2, 3 * docs_per_query // 2 + 1, size=n_queries)
+    n = int(sizes.sum())
+    ptr = np.concatenate(([0], np.cumsum(sizes)))
+    X = np.empty((n, n_features))
+    w = rng.standard_normal(n_features) / np.sqrt(n_features)
+    score = np.empty(n)
+    step = 1024
+    for q0 in range(0, n_queries, step):
+        q1 = min(n_queries, q0 + step)
+        a, b = ptr[q0], ptr[q1]
+        block = X[a:b]
+        block[...] = rng.standard_normal((b - a, n_features))
+        block += np.repeat(rng.normal(0.0, 0.5, size=(q1 - q0, n_features)), sizes[q0:q1], axis=0)
+        score[a:b] = block @ w
+    score += 0.5 * score.std() * rng.standard_normal(n)
+    cuts = np.quantile(score, np.cumsum(MSLR_SHARES)[:-1])
+    y = np.searchsorted(cuts, score, side="right").astype(np.int64)
+    qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
+    return X, y, qid
+
+
+def scale_rows(quick: bool) -> list[dict]:
+    """The MSLR-shaped stand-in (a tenth of it with quick)."""
+    from rankbench.estimators.ranksvm import RankSVM
+    from rankbench.sysinfo import PeakMemory
+
+    nq = 3_153 if quick else 31_531
+    X, y, qid = make_mslr_like(n_queries=nq)
+    name = f"MSLR-shaped {X.shape[0]} x {X.shape[1]}"
+    data_bytes = X.nbytes + y.nbytes + qid.nbytes
+    rows = []
+    RankSVM(C=1e-3, solver="tron_tree").fit(X[:2000], y[:2000], qid[:2000])
+    for solver in ("tron_tree", "prsvm_plus"):
+        gc.collect()
+        with PeakMemory() as pm:
+            m = RankSVM(C=1e-3, solver=solver).fit(X, y, qid)
+        base = pm.start_mb * 2**20 - data_bytes  # the process before the data
+        peak_over_data = (pm.peak_mb * 2**20 - base) / data_bytes
+        common = {"problem": name, "solver": solver, "converged": m.converged_, "n_iter": m.n_iter_,
+                  "n_cg_iter": m.n_cg_iter_, "peak_mb": pm.peak_mb, "data_mb": data_bytes / 2**20}
+        if solver == "tron_tree":
+            rows.append(_row(f"tron_tree C=1e-3 fit time, {name}", "60 s", m.fit_time_, 60.0, 1.0,
+                             **common))
+            rows.append(_row(f"tron_tree fit peak memory per data, {name}", "bytes of X, y, qid",
+                             peak_over_data * data_bytes, data_bytes, 1.3, **common))
+        else:
+            rows.append({"part": "targets", "case": f"{solver} C=1e-3, {name}", "seconds": m.fit_time_,
+                         "peak_over_data": peak_over_data, **common})
+    rows += _scale_spd(X, y, qid, name, quick)
+    rows += _scale_lambdamart(X, y, qid, name, quick)
+    return rows
+
+
+def _scale_spd(X, y, qid, name, quick):
+    from rankbench.estimators.spd import SPDRanker
+
+    steps = 1_000_000 if quick else 10_000_000
+    t = time.perf_counter()
+    m = SPDRanker(n_iter=steps).fit(X, y, qid)
+    wall = time.perf_counter() - t
+    return [{"part": "targets", "case": f"SPD pegasos {steps:.0e} steps, {name}",
+             "seconds": getattr(m, "fit_time_", wall), "wall_s": wall, "problem": name}]
+
+
+def _scale_lambdamart(X, y, qid, name, quick):
+    try:
+        from rankbench.estimators.lambdamart import LambdaMART
+    except ImportError as exc:  # LightGBM missing
+        return [{"part": "targets", "case": f"LambdaMART, {name}", "note": f"skipped: {exc}"}]
+    from rankbench.sysinfo import PeakMemory
+
+    rounds = 10 if quick else 100
+    with PeakMemory() as pm:
+        t = time.perf_counter()
+        m = LambdaMART(metric="ndcg", n_estimators=rounds, n_jobs=os.cpu_count() or 1).fit(X, y, qid)
+        wall = time.perf_counter() - t
+    return [{"part": "targets", "case": f"LambdaMART {rounds} rounds, {name}",
+             "seconds": getattr(m, "fit_time_", wall), "wall_s": wall, "peak_mb": pm.peak_mb,
+             "problem": name}]
+
+
+def run(quick: bool = False) -> list[dict]:
+    rows = operation_rows(quick)
+    rows += thread_rows(quick)
+    rows += memory_rows(quick)
+    rows += scale_rows(quick)
+    return rows

@@ -1,0 +1,226 @@
+"""Products with X on every core: z = X v, g = X^T z and the Jacobi diagonal, dense or CSR.
+
+Every oracle's f, gradient and Hessian-vector product reads X twice (X v, then X^T z); these
+kernels read it once each, in numba threads (``prange``).  X v runs row by row; X^T z and the
+diagonal add per *block* of rows into a block-private row of an accumulator, and the rows are
+summed in block order.  The blocks are fixed by the data (``row_blocks``), not by the number of
+threads, so the result is bit-for-bit the same with 1 thread or many.  The accumulator holds
+``n_blocks x d`` floats, kept below a quarter of X's non-zeros (``max_blocks``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit, prange
+
+# reassociation lets LLVM vectorize the per-row dot products (several partial sums); the
+# order is still fixed by the code, so results do not depend on the thread count
+_FAST = {"reassoc", "contract"}
+MAX_BLOCKS = 32
+ROWS_PER_BLOCK = 4096
+
+
+def max_blocks(n: int, d: int, nnz: int) -> int:
+    """Blocks of rows for X^T z: at most MAX_BLOCKS, at least ROWS_PER_BLOCK rows each, and an
+    accumulator (blocks x d floats) of at most a quarter of X's stored values."""
+    by_rows = max(1, n // ROWS_PER_BLOCK)
+    by_memory = max(1, nnz // (4 * max(d, 1)))
+    return int(min(MAX_BLOCKS, by_rows, by_memory))
+
+
+def row_blocks(n: int, n_blocks: int) -> np.ndarray:
+    """Block boundaries 0 = b_0 < ... < b_B = n of (nearly) equal row counts."""
+    n_blocks = max(1, min(int(n_blocks), max(n, 1)))
+    return np.linspace(0, n, n_blocks + 1).round().astype(np.int64)
+
+
+def query_blocks(query_ptr: np.ndarray, n_blocks: int) -> np.ndarray:
+    """Indices into the queries, 0 = q_0 <= ... <= q_B = n_queries, cutting at the query boundary
+    nearest to each equal share of the rows (a block holds whole queries)."""
+    n = int(query_ptr[-1])
+    nq = query_ptr.shape[0] - 1
+    targets = row_blocks(n, n_blocks)[1:-1]
+    cuts = np.searchsorted(query_ptr, targets, side="left")
+    return np.unique(np.concatenate(([0], np.clip(cuts, 0, nq), [nq]))).astype(np.int64)
+
+
+# dense X (C order) ------------------------------------------------------------------------
+@njit(cache=True, parallel=True, fastmath=_FAST)
+def dense_matvec(X, v, out):
+    """out = X v, one row per iteration."""
+    n, d = X.shape
+    for i in prange(n):
+        s = 0.0
+        for j in range(d):
+            s += X[i, j] * v[j]
+        out[i] = s
+
+
+@njit(cache=True, parallel=True)
+def dense_rmatvec(X, z, blocks, acc):
+    """X^T z by blocks: block b puts sum_{i in b} z_i x_i into acc[b] (``sum_rows`` adds them)."""
+    d = X.shape[1]
+    nb = blocks.shape[0] - 1
+    for b in prange(nb):
+        row = acc[b]
+        row[:] = 0.0
+        for i in range(blocks[b], blocks[b + 1]):
+            zi = z[i]
+            if zi != 0.0:
+                for j in range(d):
+                    row[j] += zi * X[i, j]
+
+
+@njit(cache=True, parallel=True)
+def dense_hess_diag(X, w, query_ptr, qblocks, acc):
+    """acc[b, j] = sum over the queries of block b of sum_i w_i x_ij^2 - (sum_i w_i x_ij)^2 / sum_i w_i."""
+    d = X.shape[1]
+    nb = qblocks.shape[0] - 1
+    for b in prange(nb):
+        row = acc[b]
+        row[:] = 0.0
+        m = np.zeros(d)
+        for q in range(qblocks[b], qblocks[b + 1]):
+            tot = 0.0
+            for i in range(query_ptr[q], query_ptr[q + 1]):
+                wi = w[i]
+                if wi != 0.0:
+                    tot += wi
+                    for j in range(d):
+                        x = X[i, j]
+                        row[j] += wi * x * x
+                        m[j] += wi * x
+            if tot > 0.0:
+                inv = 1.0 / tot
+                for j in range(d):
+                    row[j] -= m[j] * m[j] * inv
+                    m[j] = 0.0
+
+
+# CSR X --------------------------------------------------------------------------------------
+@njit(cache=True, parallel=True, fastmath=_FAST)
+def csr_matvec(indptr, indices, data, v, out):
+    """out = X v for X in CSR."""
+    n = indptr.shape[0] - 1
+    for i in prange(n):
+        s = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            s += data[k] * v[indices[k]]
+        out[i] = s
+
+
+@njit(cache=True, parallel=True)
+def csr_rmatvec(indptr, indices, data, z, blocks, acc):
+    """X^T z for X in CSR, by blocks of rows into block-private rows of acc."""
+    nb = blocks.shape[0] - 1
+    for b in prange(nb):
+        row = acc[b]
+        row[:] = 0.0
+        for i in range(blocks[b], blocks[b + 1]):
+            zi = z[i]
+            if zi != 0.0:
+                for k in range(indptr[i], indptr[i + 1]):
+                    row[indices[k]] += zi * data[k]
+
+
+@njit(cache=True, parallel=True)
+def csr_hess_diag(indptr, indices, data, w, query_ptr, qblocks, acc):
+    """The CSR form of ``dense_hess_diag``: per query, the columns it touches are summed in a
+    block-private dense row and cleared after (O(nnz) in all, no copy of X)."""
+    d = acc.shape[1]
+    nb = qblocks.shape[0] - 1
+    for b in prange(nb):
+        row = acc[b]
+        row[:] = 0.0
+        m = np.zeros(d)
+        seen = np.zeros(d, dtype=np.bool_)
+        touched = np.empty(d, dtype=np.int64)
+        for q in range(qblocks[b], qblocks[b + 1]):
+            tot = 0.0
+            nt = 0
+            for i in range(query_ptr[q], query_ptr[q + 1]):
+                wi = w[i]
+                if wi != 0.0:
+                    tot += wi
+                    for k in range(indptr[i], indptr[i + 1]):
+                        j = indices[k]
+                        x = data[k]
+                        row[j] += wi * x * x
+                        m[j] += wi * x
+                        if not seen[j]:
+                            seen[j] = True
+                            touched[nt] = j
+                            nt += 1
+            inv = 1.0 / tot if tot > 0.0 else 0.0
+            for t in range(nt):
+                j = touched[t]
+                row[j] -= m[j] * m[j] * inv
+                m[j] = 0.0
+                seen[j] = False
+
+
+@njit(cache=True, parallel=True)
+def sum_rows(acc, out):
+    """out[j] = sum_b acc[b, j], b in order (the same sum whatever the thread count)."""
+    d = acc.shape[1]
+    for j in prange(d):
+        s = 0.0
+        for b in range(acc.shape[0]):
+            s += acc[b, j]
+        out[j] = s
+
+
+class XProducts:
+    """X v, X^T z and the Jacobi diagonal of one X (dense C-order float64 or CSR), multithreaded.
+
+    Holds the block layout and one accumulator of ``n_blocks x d`` floats, reused by every call."""
+
+    def __init__(self, X, query_ptr: np.ndarray):
+        self.X = X
+        self.sparse = sp.issparse(X)
+        n, d = X.shape
+        nnz = X.nnz if self.sparse else n * d
+        nb = max_blocks(n, d, nnz)
+        self.blocks = row_blocks(n, nb)
+        self.qblocks = query_blocks(np.asarray(query_ptr, dtype=np.int64), nb)
+        self.query_ptr = np.asarray(query_ptr, dtype=np.int64)
+        self.acc = np.zeros((max(self.blocks.shape[0], self.qblocks.shape[0]) - 1, d))
+        if self.sparse:
+            self._csr = (X.indptr, X.indices, X.data)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.acc.nbytes + self.blocks.nbytes + self.qblocks.nbytes)
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        out = np.empty(self.X.shape[0])
+        if self.sparse:
+            csr_matvec(*self._csr, v, out)
+        else:
+            dense_matvec(self.X, v, out)
+        return out
+
+    def rmatvec(self, z: np.ndarray) -> np.ndarray:
+        z = np.ascontiguousarray(z, dtype=np.float64)
+        out = np.empty(self.X.shape[1])
+        acc = self.acc[: self.blocks.shape[0] - 1]
+        if self.sparse:
+            csr_rmatvec(*self._csr, z, self.blocks, acc)
+        else:
+            dense_rmatvec(self.X, z, self.blocks, acc)
+        sum_rows(acc, out)
+        return out
+
+    def hess_diag_sum(self, w: np.ndarray) -> np.ndarray:
+        """sum over queries of sum_i w_i x_ij^2 - (sum_i w_i x_ij)^2 / sum_i w_i, per feature j."""
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        acc = self.acc[: self.qblocks.shape[0] - 1]
+        if self.sparse:
+            csr_hess_diag(*self._csr, w, self.query_ptr, self.qblocks, acc)
+        else:
+            dense_hess_diag(self.X, w, self.query_ptr, self.qblocks, acc)
+        out = np.empty(self.X.shape[1])
+        sum_rows(acc, out)
+        return out

@@ -1,0 +1,37 @@
+"""``n_jobs`` of the estimators: how many numba threads a fit's kernels use.
+
+``None`` (the default) or ``-1``: every numba thread (``NUMBA_NUM_THREADS``, by default one
+per core), as LightGBM uses every core by default; a positive integer: that many, at most
+``NUMBA_NUM_THREADS``.  The kernels split their work into blocks fixed by the data, not by
+the thread count, so a fit gives the same bits with any ``n_jobs``.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+
+def resolve_n_jobs(n_jobs) -> int:
+    """The thread count ``n_jobs`` stands for; ValueError for 0, < -1 or a non-integer."""
+    import numba
+
+    top = int(numba.config.NUMBA_NUM_THREADS)
+    if n_jobs is None or n_jobs == -1:
+        return top
+    if isinstance(n_jobs, bool) or not float(n_jobs).is_integer() or n_jobs == 0 or n_jobs < -1:
+        raise ValueError(f"n_jobs must be None, -1 (every core) or a positive integer, got {n_jobs!r}")
+    return max(1, min(int(n_jobs), top))
+
+
+@contextmanager
+def numba_threads(n_jobs):
+    """Run the block with ``resolve_n_jobs(n_jobs)`` numba threads; the count is restored after."""
+    import numba
+
+    n = resolve_n_jobs(n_jobs)
+    before = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        yield n
+    finally:
+        numba.set_num_threads(before)

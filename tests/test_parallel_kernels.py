@@ -1,0 +1,146 @@
+"""The multithreaded X products, sorts and oracle passes against scipy / numpy references and
+against themselves on one thread (bit-for-bit: the blocks do not depend on the thread count)."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rankbench.objective import make_oracle
+from rankbench.objective.products import XProducts, max_blocks, query_blocks, row_blocks
+from rankbench.objective.query_levels import QueryLevels
+from rankbench.objective.score_order import group_order_by_level, sort_within_queries
+
+needs_two_threads = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2,
+                                       reason="numba has one thread here (NUMBA_NUM_THREADS=1)")
+
+
+def _problem(sparse: bool, n_queries: int = 300, d: int = 23, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 60, size=n_queries)
+    n = int(sizes.sum())
+    qid = np.repeat(np.arange(n_queries), sizes)
+    y = rng.integers(0, 4, size=n).astype(np.float64)
+    if sparse:
+        X = sp.random(n, d, density=0.2, format="csr", random_state=seed)
+        X.sort_indices()
+    else:
+        X = rng.standard_normal((n, d))
+    ptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    return X, y, qid, ptr
+
+
+def _reference_diag(X, w, ptr):
+    """The Jacobi sum the way it was computed before the kernels: X o X and a per-query sum matrix."""
+    sizes = np.diff(ptr)
+    q_of = np.repeat(np.arange(sizes.shape[0]), sizes)
+    X2 = X.multiply(X).tocsr() if sp.issparse(X) else X * X
+    sq = np.asarray(X2.T @ w).ravel()
+    S = sp.csr_matrix((w, (q_of, np.arange(X.shape[0]))), shape=(sizes.shape[0], X.shape[0]))
+    M = S @ X
+    M = M.multiply(M).tocsr() if sp.issparse(M) else np.asarray(M) ** 2
+    tot = np.bincount(q_of, weights=w, minlength=sizes.shape[0])
+    inv = np.divide(1.0, tot, out=np.zeros_like(tot), where=tot > 0)
+    return sq - np.asarray(M.T @ inv).ravel()
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_products_equal_scipy(sparse):
+    X, y, qid, ptr = _problem(sparse)
+    rng = np.random.default_rng(1)
+    v = rng.standard_normal(X.shape[1])
+    z = rng.standard_normal(X.shape[0])
+    w = np.abs(rng.standard_normal(X.shape[0])) * (rng.random(X.shape[0]) < 0.7)
+    P = XProducts(X, ptr)
+    assert P.blocks.shape[0] - 1 >= 1
+    np.testing.assert_allclose(P.matvec(v), np.asarray(X @ v).ravel(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(P.rmatvec(z), np.asarray(X.T @ z).ravel(), rtol=1e-12, atol=1e-11)
+    np.testing.assert_allclose(P.hess_diag_sum(w), _reference_diag(X, w, ptr), rtol=1e-10, atol=1e-10)
+
+
+def test_one_query_and_empty_queries():
+    X, y, qid, _ = _problem(True, n_queries=1)
+    ptr = np.array([0, 0, X.shape[0], X.shape[0]], dtype=np.int64)  # empty queries around one
+    w = np.linspace(0.0, 2.0, X.shape[0])
+    np.testing.assert_allclose(XProducts(X, ptr).hess_diag_sum(w), _reference_diag(X, w, ptr),
+                               rtol=1e-10, atol=1e-10)
+
+
+def test_block_layout():
+    assert max_blocks(10, 5, 50) == 1
+    assert max_blocks(10**6, 47236, 75 * 10**6) == 32
+    # the accumulator (blocks x d) stays within a quarter of the stored values
+    assert max_blocks(10**6, 10**6, 75 * 10**6) * 10**6 <= 75 * 10**6 / 4
+    b = row_blocks(10, 3)
+    assert b[0] == 0 and b[-1] == 10 and np.all(np.diff(b) > 0)
+    ptr = np.array([0, 5, 6, 20, 21, 40], dtype=np.int64)
+    qb = query_blocks(ptr, 4)
+    assert qb[0] == 0 and qb[-1] == 5 and np.all(np.diff(qb) > 0)
+
+
+def test_sort_within_queries_is_a_stable_sort_whatever_the_seed():
+    rng = np.random.default_rng(3)
+    X, y, qid, ptr = _problem(False, n_queries=200)
+    z = np.round(rng.standard_normal(X.shape[0]), 1)  # many ties
+    want = np.concatenate([a + np.argsort(z[a:b], kind="stable") for a, b in zip(ptr[:-1], ptr[1:], strict=True)])
+    assert np.array_equal(sort_within_queries(z, ptr), want)
+    # seeded by: the answer itself, the identity, a random permutation within each query
+    perm = np.concatenate([a + rng.permutation(b - a) for a, b in zip(ptr[:-1], ptr[1:], strict=True)])
+    for prev in (want, np.arange(X.shape[0]), perm):
+        assert np.array_equal(sort_within_queries(z, ptr, prev.astype(np.int64)), want)
+
+
+def test_group_order_by_level_is_stable_within_levels():
+    X, y, qid, ptr = _problem(False, n_queries=100)
+    z = np.random.default_rng(4).standard_normal(X.shape[0])
+    lv = QueryLevels.from_labels(y, ptr)
+    order = sort_within_queries(z, ptr)
+    border = group_order_by_level(order, ptr, lv.qrank, lv.n_levels, lv.bucket_bounds,
+                                  lv.bucket_offsets)
+    want = np.concatenate([a + np.lexsort((z[a:b], y[a:b])) for a, b in zip(ptr[:-1], ptr[1:], strict=True)])
+    assert np.array_equal(border, want)
+
+
+def _oracle_answers(name, X, y, ptr, w, v):
+    o = make_oracle(name, X, y, ptr, C=0.1)
+    f = o.fun(w)
+    return f, o.grad(w), o.hess_vec(v), o.hess_diag()
+
+
+@needs_two_threads
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("oracle", ["tree", "counting"])
+def test_oracles_are_the_same_on_one_thread_and_two(oracle, sparse):
+    X, y, qid, ptr = _problem(sparse, n_queries=400)
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal(X.shape[1])
+    v = rng.standard_normal(X.shape[1])
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = _oracle_answers(oracle, X, y, ptr, w, v)
+        numba.set_num_threads(2)
+        two = _oracle_answers(oracle, X, y, ptr, w, v)
+    finally:
+        numba.set_num_threads(before)
+    assert one[0] == two[0]
+    for a, b in zip(one[1:], two[1:], strict=True):
+        assert np.array_equal(a, b)
+    # and both agree with the brute-force oracle
+    brute = _oracle_answers("brute", X, y, ptr, w, v)
+    assert one[0] == pytest.approx(brute[0], rel=1e-12)
+    np.testing.assert_allclose(one[1], brute[1], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(one[2], brute[2], rtol=1e-10, atol=1e-10)
+
+
+@needs_two_threads
+def test_fit_is_bit_identical_with_one_thread_and_two():
+    from rankbench import RankSVM
+
+    X, y, qid, ptr = _problem(False, n_queries=500, d=15)
+    m1 = RankSVM(C=0.1, solver="tron_tree", n_jobs=1).fit(X, y, qid)
+    m2 = RankSVM(C=0.1, solver="tron_tree", n_jobs=2).fit(X, y, qid)
+    assert np.array_equal(m1.coef_, m2.coef_)
+    assert m1.objective_ == m2.objective_
