@@ -135,7 +135,10 @@ class RankSVM(RankerMixin, BaseEstimator):
     "ideal_dcg"; margin rescaling on every oracle, slack on brute and pairs); an oracle that
     cannot apply it is refused by ``check_params`` naming those that can.  ``kernel``: non-linear RankSVM
     through the kernel PCA map (Chapelle 6.3).  ``cg_history`` (tron): one history row per CG
-    iteration besides the outer ones (Lee & Lin suppl. Fig. (II)).
+    iteration besides the outer ones (Lee & Lin suppl. Fig. (II)).  ``n_shards``: split the queries
+    into that many shards held by Ray actors (``rankbench.distributed.ShardedOracle``; tron,
+    newton, lbfgs and cutting_plane), joining the Ray cluster at ``ray_address`` when Ray is not
+    initialized (None = a local one for the fit).
     """
 
     def __init__(self, C: float = 1.0, solver: str = "prsvm_plus", loss="squared_hinge",
@@ -144,7 +147,8 @@ class RankSVM(RankerMixin, BaseEstimator):
                  rescaling: str | None = None, delta=None,
                  kernel: str | None = None, n_components: int | None = None,
                  gamma: float | None = None, eta0: float | None = None, average: bool = False,
-                 random_state=0, step: str = "documented", cg_history: bool = False):
+                 random_state=0, step: str = "documented", cg_history: bool = False,
+                 n_shards: int | None = None, ray_address: str | None = None):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -163,6 +167,8 @@ class RankSVM(RankerMixin, BaseEstimator):
         self.random_state = random_state
         self.step = step
         self.cg_history = cg_history
+        self.n_shards = n_shards
+        self.ray_address = ray_address
 
     def check_params(self) -> None:
         """ValueError unless solver x loss x parameters can run: unknown solver or loss, an oracle
@@ -183,6 +189,15 @@ class RankSVM(RankerMixin, BaseEstimator):
                 raise ValueError(f"tol must be > 0, got {self.tol}")
         if self.max_iter is not None and (int(self.max_iter) != self.max_iter or self.max_iter < 1):
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter}")
+        if self.n_shards is not None:
+            from rankbench.distributed import SHARDABLE_OPTIMIZERS
+
+            if (isinstance(self.n_shards, bool) or not isinstance(self.n_shards, int | np.integer)
+                    or self.n_shards < 1):
+                raise ValueError(f"n_shards must be a positive integer or None, got {self.n_shards!r}")
+            if optimizer.name not in SHARDABLE_OPTIMIZERS:
+                raise ValueError(f"n_shards: optimizer {optimizer.name!r} does not run on query shards; "
+                                 f"use one of {', '.join(SHARDABLE_OPTIMIZERS)}")
         return optimizer, ORACLES[oracle], form
 
     def fit(self, X, y, qid=None, group=None):
@@ -199,9 +214,24 @@ class RankSVM(RankerMixin, BaseEstimator):
             self.kernel_map_ = KernelMap(kernel=self.kernel, n_components=self.n_components,
                                          gamma=self.gamma, random_state=self.random_state).fit(Xt)
             Xt = self.kernel_map_.transform(Xt)
-        oracle = oracle_cls(Xt, data.y, data.query_ptr, C=self.C, loss=self.loss,
-                            rescaling=self.rescaling, delta=self.delta)
-        check_representable(oracle)
+        if self.n_shards is None:
+            oracle = oracle_cls(Xt, data.y, data.query_ptr, C=self.C, loss=self.loss,
+                                rescaling=self.rescaling, delta=self.delta)
+        else:
+            from rankbench.distributed import ShardedOracle
+
+            oracle = ShardedOracle(Xt, data.y, data.query_ptr, C=self.C, loss=self.loss,
+                                   oracle=oracle_cls.name, n_shards=int(self.n_shards),
+                                   address=self.ray_address, rescaling=self.rescaling, delta=self.delta)
+        try:
+            self._optimize(oracle, optimizer, data, Xt, t0)
+        finally:
+            if self.n_shards is not None:
+                oracle.close()
+        return self
+
+    def _optimize(self, oracle, optimizer, data, Xt, t0: float) -> None:
+        check_representable(oracle, Xt)
         kwargs = {"keep_coef": self.keep_coef_history, "verbose": self.verbose}
         kwargs.update({k: getattr(self, k) for k in OPTIMIZER_OPTIONS if k in optimizer.parameters})
         if optimizer.tol is not None:
@@ -214,7 +244,6 @@ class RankSVM(RankerMixin, BaseEstimator):
             res = optimizer.function(oracle, **kwargs)
         self.fit_time_ = time.perf_counter() - t0
         self._finish(res, oracle, data, Xt, optimizer.name)
-        return self
 
     def _finish(self, res, oracle, data, Xt, optimizer: str):
         """Fitted attributes from an OptimResult; refuses non-finite weights."""
@@ -242,6 +271,8 @@ class RankSVM(RankerMixin, BaseEstimator):
         self.extra_ = {"zero_dual_share": self.zero_dual_share_, "n_pairs": int(n_pairs),
                        "n_pairs_margin_ge_1": int(n_ge1), "converged": self.converged_,
                        "stop_message": res.message, "optimizer": optimizer, "oracle": oracle.name}
+        if self.n_shards is not None:
+            self.extra_["n_shards"] = int(oracle.n_shards)
         if oracle.loss is not oracle.requested_loss:
             # objective_ is then the approximation's: say so in the record
             self.extra_["loss_evaluated"] = oracle.loss.name
@@ -270,10 +301,11 @@ class RankSVM(RankerMixin, BaseEstimator):
         return self.decision_function(X)
 
 
-def check_representable(oracle) -> None:
+def check_representable(oracle, X=None) -> None:
     """ValueError when float64 cannot represent the problem: f(0) = C * sum of losses at margin
-    (or the scores' range) overflows, so no objective or gradient of it would be finite."""
-    X = oracle.X
+    (or the scores' range) overflows, so no objective or gradient of it would be finite.
+    ``X``: the oracle's matrix (None = ``oracle.X``)."""
+    X = oracle.X if X is None else X
     xmax = float(abs(X).max()) if X.shape[0] * X.shape[1] and getattr(X, "nnz", 1) else 0.0
     f0 = oracle.fun(np.zeros(oracle.n_features))
     if not np.isfinite(f0):

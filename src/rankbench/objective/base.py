@@ -230,23 +230,37 @@ class PairOracle:
 
     def grad(self, w: np.ndarray) -> np.ndarray:
         """Gradient (subgradient for the hinge) at the w of the last ``fun`` call; O(nnz(X))."""
+        return np.asarray(w, dtype=np.float64) + self.C * self.loss_grad()
+
+    def loss_grad(self) -> np.ndarray:
+        """X^T dL/dz at the last ``fun`` point: the loss part of the gradient, without C and the
+        regularizer (what a query shard contributes, ``rankbench.distributed``); O(nnz(X))."""
         if self._gz is None:
             raise RuntimeError("call fun(w) before grad(w)")
-        return np.asarray(w, dtype=np.float64) + self.C * np.asarray(self._XT @ self._gz).ravel()
+        return np.asarray(self._XT @ self._gz).ravel()
 
     def hess_vec(self, v: np.ndarray) -> np.ndarray:
         """(I + C X^T H_L X) v with the generalized Hessian H_L at the last ``fun`` point."""
+        return np.asarray(v, dtype=np.float64) + self.C * self.loss_hess_vec(v)
+
+    def loss_hess_vec(self, v: np.ndarray) -> np.ndarray:
+        """X^T H_L X v at the last ``fun`` point: the loss part of ``hess_vec``, without C and the
+        identity."""
         self._check_hessian()
         if self._gz is None:
             raise RuntimeError("call fun(w) before hess_vec(v)")
-        d = self.scores(v)
-        hz = self._hess_z(d)
-        return np.asarray(v, dtype=np.float64) + self.C * np.asarray(self._XT @ hz).ravel()
+        hz = self._hess_z(self.scores(v))
+        return np.asarray(self._XT @ hz).ravel()
 
     def hess_diag(self) -> np.ndarray:
         """Jacobi preconditioner: diag of I + C X^T H_L X with H_L's off-diagonal part replaced by the
         per-query centering it would be for a complete pair graph; exact for one level per pair graph
         K_n, always >= 1; O(nnz(X))."""
+        return 1.0 + self.C * self.loss_hess_diag()
+
+    def loss_hess_diag(self) -> np.ndarray:
+        """The loss part of ``hess_diag`` (1 + C * this), >= 0; a sum over queries, so the loss
+        part of a set of query shards is the sum of theirs."""
         self._check_hessian()
         if self._gz is None:
             raise RuntimeError("call fun(w) first")
@@ -263,7 +277,7 @@ class PairOracle:
         tot = np.bincount(q_of, weights=Dz, minlength=sizes.shape[0])
         inv = np.divide(1.0, tot, out=np.zeros_like(tot), where=tot > 0)
         cross = np.asarray(M.T @ inv).ravel()
-        return 1.0 + self.C * np.maximum(sq - cross, 0.0)
+        return np.maximum(sq - cross, 0.0)
 
     def _check_hessian(self) -> None:
         if not self.loss.has_hessian:
