@@ -345,7 +345,10 @@ SCALING_CASES = (("dense, d = 136", 136, None), ("sparse, d = 47,236, 75 nnz/doc
 def scaling_table(n_docs: float = 1e9, shards=(10, 100, 1000), bandwidth: float = 1.25e9,
                   rtt: float = 1e-4, mem_bandwidth: float = 20e9) -> str:
     """The Markdown table of docs/scaling.md: ``sharding_model`` for each case and shard count."""
-    lines = ["| X | shards | X per shard (GB) | compute (ms) | network (ms) | reduce (ms) | "
+    lines = [f"n = {n_docs:.3g} documents; network {bandwidth:.4g} bytes/s per link "
+             f"({bandwidth * 8 / 1e9:.4g} Gbit/s), round trip {rtt * 1e6:.4g} us per call; memory "
+             f"bandwidth {mem_bandwidth / 1e9:.4g} GB/s per node.", "",
+             "| X | shards | X per shard (GB) | compute (ms) | network (ms) | reduce (ms) | "
              "Hv (ms) | one node (s) | speedup | best shards |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for label, d, nnz in SCALING_CASES:
