@@ -27,7 +27,9 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "scaling.md"
 def ray_cluster():
     """A real local Ray cluster (2 CPUs) for the module, shut down after."""
     ray = pytest.importorskip("ray", reason="ray not installed (the cluster extra: pip install 'ray[default]')")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    # address="local": a new cluster, never one another process started with `ray start`
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
     yield ray
     ray.shutdown()
 

@@ -140,8 +140,9 @@ class ShardedOracle:
 
     ``oracle``: the in-process oracle each shard runs (tree, counting, ...); ``balance``: "docs"
     (default: the tree / counting cost is O(nd + n log n)) or "pairs" (the explicit-pairs oracle);
-    ``address``: a Ray cluster to join when Ray is not initialized yet (None = start a local one,
-    shut down again by ``close``); ``num_cpus``: CPUs each actor reserves (None = Ray's default
+    ``address``: when Ray is not initialized yet, the cluster to join ("auto": the running one,
+    "host:6379", "ray://host:10001"; None: a new local cluster, never a running one), left again
+    by ``close`` (``ray.shutdown``); ``num_cpus``: CPUs each actor reserves (None = Ray's default
     for actors, so more shards than CPUs still start).  Call ``close()`` (or use ``with``) to stop
     the actors."""
 
@@ -171,7 +172,8 @@ class ShardedOracle:
         self._ray = ray
         self._own_ray = not ray.is_initialized()
         if self._own_ray:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+            ray.init(address="local" if address is None else address, include_dashboard=False,
+                     log_to_driver=False)
         worker = ray.remote(ShardWorker)
         if num_cpus is not None:
             worker = worker.options(num_cpus=num_cpus)

@@ -67,8 +67,8 @@ def run(quick: bool = False) -> list[dict]:
              "ping_s": None, "hv_rel_diff": 0.0}]
     own = not ray.is_initialized()
     if own:
-        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
-                 configure_logging=False)
+        ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False,
+                 log_to_driver=False, configure_logging=False)
     try:
         for k in SHARDS:
             with ShardedOracle(data.X, data.y, data.query_ptr, C=C, oracle="tree", n_shards=k) as sh:

@@ -137,8 +137,8 @@ class RankSVM(RankerMixin, BaseEstimator):
     through the kernel PCA map (Chapelle 6.3).  ``cg_history`` (tron): one history row per CG
     iteration besides the outer ones (Lee & Lin suppl. Fig. (II)).  ``n_shards``: split the queries
     into that many shards held by Ray actors (``rankbench.distributed.ShardedOracle``; tron,
-    newton, lbfgs and cutting_plane), joining the Ray cluster at ``ray_address`` when Ray is not
-    initialized (None = a local one for the fit).
+    newton, lbfgs and cutting_plane), joining the Ray cluster at ``ray_address`` ("auto", "host:port")
+    when Ray is not initialized (None = a new local cluster for the fit).
     """
 
     def __init__(self, C: float = 1.0, solver: str = "prsvm_plus", loss="squared_hinge",
