@@ -18,6 +18,7 @@ from rankbench.distributed import (
 )
 from rankbench.estimators.ranksvm import RankSVM
 from rankbench.objective import count_pairs, make_oracle
+from rankbench.optim.accuracy import want_preconditioner
 from rankbench.optim.tron import tron
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "scaling.md"
@@ -164,6 +165,7 @@ def test_sharded_oracle_equals_in_process(ray_cluster, oracle, sparse, n_shards)
     with ShardedOracle(X, y, ptr, C=C, oracle=oracle, n_shards=n_shards) as sh:
         assert sh.n_shards == n_shards and sh.n_docs == ref.n_docs and sh.n_pairs() == ref.n_pairs()
         assert sh.n_features == X.shape[1] and sh.C == C
+        assert want_preconditioner(sh, "auto") == want_preconditioner(ref, "auto") == sparse
         with pytest.raises(RuntimeError, match="call fun"):
             sh.grad(np.zeros(X.shape[1]))
         for _ in range(3):
@@ -197,10 +199,14 @@ def test_sharded_oracle_equals_in_process(ray_cluster, oracle, sparse, n_shards)
 
 def test_tron_on_shards_equals_in_process(ray_cluster):
     X, y, ptr = _problem(n_queries=60, seed=5)
+    X[:, 1] *= 1e4  # column norms 1e3 apart and more: "auto" preconditions (want_preconditioner)
     C = 2.0
-    ref = tron(make_oracle("tree", X, y, ptr, C=C), tol=1e-10, precondition=True)
+    inproc = make_oracle("tree", X, y, ptr, C=C)
+    assert want_preconditioner(inproc, "auto")
+    ref = tron(inproc, tol=1e-10)
     with ShardedOracle(X, y, ptr, C=C, oracle="tree", n_shards=3, balance="pairs") as sh:
-        res = tron(sh, tol=1e-10, precondition=True)
+        assert want_preconditioner(sh, "auto")  # decided from the shards' column norms
+        res = tron(sh, tol=1e-10)
     assert res.converged and ref.converged
     assert math.isclose(res.f, ref.f, rel_tol=1e-10)
     np.testing.assert_allclose(res.w, ref.w, rtol=1e-10, atol=1e-10 * np.abs(ref.w).max())
