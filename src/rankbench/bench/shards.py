@@ -45,7 +45,7 @@ def run(quick: bool = False) -> list[dict]:
     from rankbench.estimators.ranksvm import warm_up_kernels
     from rankbench.objective import make_oracle
 
-    n_queries, repeats = (1000, 3) if quick else (4000, 7)
+    n_queries, repeats = (1000, 5) if quick else (4000, 10)
     data = make_letor_like(n_queries=n_queries, docs_per_query=100, n_features=46, n_levels=3, seed=0)
     size = {"n_docs": data.n_docs, "n_features": data.n_features, "n_queries": n_queries}
     try:
