@@ -80,7 +80,7 @@ def shard_queries(query_ptr, n_shards: int, weights=None) -> np.ndarray:
     for k in range(1, n_shards):
         target = k * cum[-1] / n_shards
         b = int(np.searchsorted(cum, target))  # cum[b-1] < target <= cum[b]
-        if b > 0 and target - cum[b - 1] <= cum[min(b, n_queries)] - target:
+        if b > 0 and target - cum[b - 1] <= cum[b] - target:
             b -= 1
         # at least one query in this shard and in each one after it
         bounds[k] = min(max(b, bounds[k - 1] + 1), n_queries - (n_shards - k))
