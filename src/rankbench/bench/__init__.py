@@ -1,3 +1,3 @@
 """Benchmarks behind `make bench`: each module `rankbench.bench.<part>` defines `run(quick)`."""
 
-PARTS = ("data", "metrics", "ranksvm", "spd", "lambdamart", "accuracy", "peers", "targets")
+PARTS = ("data", "metrics", "ranksvm", "spd", "lambdamart", "accuracy", "peers", "shards", "targets")

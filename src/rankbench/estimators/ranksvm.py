@@ -105,8 +105,13 @@ def warm_up_kernels() -> float:
             o.grad(np.array([0.1, -0.2]))
             if o.loss.has_hessian:
                 o.hess_vec(np.ones(2))
-    o = make_oracle("tree", sp.csr_matrix(X), y, ptr, C=1.0)
-    o.fun(np.zeros(2))
+                o.hess_diag()
+    for name in ("tree", "counting"):  # the CSR forms of the product kernels
+        o = make_oracle(name, sp.csr_matrix(X), y, ptr, C=1.0)
+        o.fun(np.zeros(2))
+        o.grad(np.zeros(2))
+        o.hess_vec(np.ones(2))
+        o.hess_diag()
     pairs_with_margin(np.ones(2), X, y, ptr)
     _WARM["done"] = True
     return time.perf_counter() - t
@@ -138,6 +143,10 @@ class RankSVM(RankerMixin, BaseEstimator):
     through the kernel PCA map (Chapelle 6.3).  ``cg_history`` (tron): one history row per CG
     iteration besides the outer ones (Lee & Lin suppl. Fig. (II)).  ``n_jobs``: numba threads
     of the oracles' kernels (None or -1: all, ``rankbench.parallel``); the weights do not depend on it.
+    ``n_shards``: split the queries
+    into that many shards held by Ray actors (``rankbench.distributed.ShardedOracle``; tron,
+    newton, lbfgs and cutting_plane), joining the Ray cluster at ``ray_address`` ("auto", "host:port")
+    when Ray is not initialized (None = a new local cluster for the fit).
     """
 
     def __init__(self, C: float = 1.0, solver: str = "prsvm_plus", loss="squared_hinge",
@@ -147,7 +156,8 @@ class RankSVM(RankerMixin, BaseEstimator):
                  kernel: str | None = None, n_components: int | None = None,
                  gamma: float | None = None, eta0: float | None = None, average: bool = False,
                  random_state=0, step: str = "documented", cg_history: bool = False,
-                 n_jobs: int | None = None):
+                 n_jobs: int | None = None, n_shards: int | None = None,
+                 ray_address: str | None = None):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -167,6 +177,8 @@ class RankSVM(RankerMixin, BaseEstimator):
         self.step = step
         self.cg_history = cg_history
         self.n_jobs = n_jobs
+        self.n_shards = n_shards
+        self.ray_address = ray_address
 
     def check_params(self) -> None:
         """ValueError unless solver x loss x parameters can run: unknown solver or loss, an oracle
@@ -188,6 +200,15 @@ class RankSVM(RankerMixin, BaseEstimator):
         if self.max_iter is not None and (int(self.max_iter) != self.max_iter or self.max_iter < 1):
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter}")
         resolve_n_jobs(self.n_jobs)
+        if self.n_shards is not None:
+            from rankbench.distributed import SHARDABLE_OPTIMIZERS
+
+            if (isinstance(self.n_shards, bool) or not isinstance(self.n_shards, int | np.integer)
+                    or self.n_shards < 1):
+                raise ValueError(f"n_shards must be a positive integer or None, got {self.n_shards!r}")
+            if optimizer.name not in SHARDABLE_OPTIMIZERS:
+                raise ValueError(f"n_shards: optimizer {optimizer.name!r} does not run on query shards; "
+                                 f"use one of {', '.join(SHARDABLE_OPTIMIZERS)}")
         return optimizer, ORACLES[oracle], form
 
     def fit(self, X, y, qid=None, group=None):
@@ -204,9 +225,24 @@ class RankSVM(RankerMixin, BaseEstimator):
             self.kernel_map_ = KernelMap(kernel=self.kernel, n_components=self.n_components,
                                          gamma=self.gamma, random_state=self.random_state).fit(Xt)
             Xt = self.kernel_map_.transform(Xt)
-        oracle = oracle_cls(Xt, data.y, data.query_ptr, C=self.C, loss=self.loss,
-                            rescaling=self.rescaling, delta=self.delta)
-        check_representable(oracle)
+        if self.n_shards is None:
+            oracle = oracle_cls(Xt, data.y, data.query_ptr, C=self.C, loss=self.loss,
+                                rescaling=self.rescaling, delta=self.delta)
+        else:
+            from rankbench.distributed import ShardedOracle
+
+            oracle = ShardedOracle(Xt, data.y, data.query_ptr, C=self.C, loss=self.loss,
+                                   oracle=oracle_cls.name, n_shards=int(self.n_shards),
+                                   address=self.ray_address, rescaling=self.rescaling, delta=self.delta)
+        try:
+            self._optimize(oracle, optimizer, data, Xt, t0)
+        finally:
+            if self.n_shards is not None:
+                oracle.close()
+        return self
+
+    def _optimize(self, oracle, optimizer, data, Xt, t0: float) -> None:
+        check_representable(oracle, Xt)
         kwargs = {"keep_coef": self.keep_coef_history, "verbose": self.verbose}
         kwargs.update({k: getattr(self, k) for k in OPTIMIZER_OPTIONS if k in optimizer.parameters})
         if optimizer.tol is not None:
@@ -219,7 +255,6 @@ class RankSVM(RankerMixin, BaseEstimator):
             res = optimizer.function(oracle, **kwargs)
         self.fit_time_ = time.perf_counter() - t0
         self._finish(res, oracle, data, Xt, optimizer.name)
-        return self
 
     def _finish(self, res, oracle, data, Xt, optimizer: str):
         """Fitted attributes from an OptimResult; refuses non-finite weights."""
@@ -247,6 +282,8 @@ class RankSVM(RankerMixin, BaseEstimator):
         self.extra_ = {"zero_dual_share": self.zero_dual_share_, "n_pairs": int(n_pairs),
                        "n_pairs_margin_ge_1": int(n_ge1), "converged": self.converged_,
                        "stop_message": res.message, "optimizer": optimizer, "oracle": oracle.name}
+        if self.n_shards is not None:
+            self.extra_["n_shards"] = int(oracle.n_shards)
         if oracle.loss is not oracle.requested_loss:
             # objective_ is then the approximation's: say so in the record
             self.extra_["loss_evaluated"] = oracle.loss.name
@@ -275,10 +312,11 @@ class RankSVM(RankerMixin, BaseEstimator):
         return self.decision_function(X)
 
 
-def check_representable(oracle) -> None:
+def check_representable(oracle, X=None) -> None:
     """ValueError when float64 cannot represent the problem: f(0) = C * sum of losses at margin
-    (or the scores' range) overflows, so no objective or gradient of it would be finite."""
-    X = oracle.X
+    (or the scores' range) overflows, so no objective or gradient of it would be finite.
+    ``X``: the oracle's matrix (None = ``oracle.X``)."""
+    X = oracle.X if X is None else X
     xmax = max_abs(X)  # no |X| copy
     f0 = oracle.fun(np.zeros(oracle.n_features))
     if not np.isfinite(f0):

@@ -229,30 +229,42 @@ class PairOracle:
 
     def grad(self, w: np.ndarray) -> np.ndarray:
         """Gradient (subgradient for the hinge) at the w of the last ``fun`` call; O(nnz(X))."""
+        return np.asarray(w, dtype=np.float64) + self.C * self.loss_grad()
+
+    def loss_grad(self) -> np.ndarray:
+        """X^T dL/dz at the last ``fun`` point: the loss part of the gradient, without C and the
+        regularizer (what a query shard contributes, ``rankbench.distributed``); O(nnz(X))."""
         if self._gz is None:
             raise RuntimeError("call fun(w) before grad(w)")
-        return np.asarray(w, dtype=np.float64) + self.C * self._prod.rmatvec(self._gz)
+        return self._prod.rmatvec(self._gz)
 
     def hess_vec(self, v: np.ndarray) -> np.ndarray:
         """(I + C X^T H_L X) v with the generalized Hessian H_L at the last ``fun`` point."""
+        return np.asarray(v, dtype=np.float64) + self.C * self.loss_hess_vec(v)
+
+    def loss_hess_vec(self, v: np.ndarray) -> np.ndarray:
+        """X^T H_L X v at the last ``fun`` point: the loss part of ``hess_vec``, without C and the
+        identity."""
         self._check_hessian()
         if self._gz is None:
             raise RuntimeError("call fun(w) before hess_vec(v)")
-        d = self.scores(v)
-        hz = self._hess_z(d)
-        return np.asarray(v, dtype=np.float64) + self.C * self._prod.rmatvec(hz)
+        return self._prod.rmatvec(self._hess_z(self.scores(v)))
 
     def hess_diag(self) -> np.ndarray:
         """Jacobi preconditioner: diag of I + C X^T H_L X with H_L's off-diagonal part replaced by the
         per-query centering it would be for a complete pair graph; exact for one level per pair graph
         K_n, always >= 1; O(nnz(X))."""
+        return 1.0 + self.C * self.loss_hess_diag()
+
+    def loss_hess_diag(self) -> np.ndarray:
+        """The loss part of ``hess_diag`` (1 + C * this), >= 0; a sum over queries, so the loss
+        part of a set of query shards is the sum of theirs."""
         self._check_hessian()
         if self._gz is None:
             raise RuntimeError("call fun(w) first")
         # per feature j: sum_i D_i x_ij^2 - sum_q (sum_{i in q} D_i x_ij)^2 / sum_{i in q} D_i, in
         # one pass over X (no X o X copy, no per-query sum matrix)
-        diag = self._prod.hess_diag_sum(2.0 * self._doc_curvature())
-        return 1.0 + self.C * np.maximum(diag, 0.0)
+        return np.maximum(self._prod.hess_diag_sum(2.0 * self._doc_curvature()), 0.0)
 
     def _check_hessian(self) -> None:
         if not self.loss.has_hessian:

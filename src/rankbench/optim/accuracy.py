@@ -39,11 +39,18 @@ def want_preconditioner(oracle, precondition) -> bool:
     if precondition != "auto":
         return bool(precondition) and hasattr(oracle, "hess_diag")
     X = getattr(oracle, "X", None)
-    if not hasattr(oracle, "hess_diag") or X is None:
+    if not hasattr(oracle, "hess_diag"):
         return False
+    if X is None:  # an oracle without X at hand (query shards elsewhere) decides from its own stats
+        return bool(getattr(oracle, "auto_precondition", False))
     if sp.issparse(X):
         return True
-    norms = np.sqrt(np.einsum("ij,ij->j", X, X)) if X.size else np.zeros(0)
+    return columns_apart(np.einsum("ij,ij->j", X, X) if X.size else np.zeros(0))
+
+
+def columns_apart(col_sq_norms: np.ndarray) -> bool:
+    """Whether the non-zero column norms (given squared) differ by more than 1e3."""
+    norms = np.sqrt(np.asarray(col_sq_norms, dtype=np.float64))
     norms = norms[norms > 0]
     return bool(norms.size and norms.max() > 1e3 * norms.min())
 
