@@ -302,6 +302,7 @@ class RankSVMPath:
     n_iter: np.ndarray
     n_cg_iter: np.ndarray
     fit_time: np.ndarray
+    cpu_time: np.ndarray  # process CPU seconds of each C, like fit_time
     converged: np.ndarray
     convergence: list[dict]
     warm_start: bool
@@ -370,13 +371,16 @@ def ranksvm_path(X, y, qid=None, Cs=None, *, group=None, warm_start: bool = True
     data = RankingData.from_arrays(X, y, qid)
     compile_time = warm_up_kernels()
     models: list[RankSVM] = []
+    cpu = []
     w = None
     for k, c in enumerate(Cs):
+        cpu0 = time.process_time()
         m = RankSVM(**{**proto.get_params(), "C": float(c)})
         if hasattr(proto, "feature_names_in_"):
             m.feature_names_in_ = proto.feature_names_in_
         m.compile_time_ = compile_time if k == 0 else 0.0
         m._fit_data(data, optimizer, oracle_cls, w0=w if warm_start else None)
+        cpu.append(time.process_time() - cpu0)
         w = m.coef_
         models.append(m)
     return RankSVMPath(
@@ -384,7 +388,7 @@ def ranksvm_path(X, y, qid=None, Cs=None, *, group=None, warm_start: bool = True
         objective=np.array([m.objective_ for m in models]),
         n_iter=np.array([m.n_iter_ for m in models]),
         n_cg_iter=np.array([m.n_cg_iter_ for m in models]),
-        fit_time=np.array([m.fit_time_ for m in models]),
+        fit_time=np.array([m.fit_time_ for m in models]), cpu_time=np.array(cpu),
         converged=np.array([m.converged_ for m in models]),
         convergence=[m.convergence_ for m in models], warm_start=bool(warm_start),
         compile_time=compile_time, models=models)
