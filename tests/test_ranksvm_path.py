@@ -154,3 +154,19 @@ def test_ohsumed_fold1_fig1_grid(data_root, solver):
     tr = load_fold("OHSUMED", 1, "train", root=data_root)
     path = ranksvm_path(tr.X, tr.y, tr.qid, fig1_grid(), solver=solver)
     _check_against_cold(path, tr, solver)
+
+
+@pytest.mark.realdata
+def test_bench_path_rows(data_root, monkeypatch):
+    from rankbench.bench.ranksvm import FIG1_CS, path_rows
+    from rankbench.data import dataset_available
+
+    monkeypatch.setenv("RANKBENCH_DATA", str(data_root))
+    if not dataset_available("OHSUMED"):
+        pytest.skip("OHSUMED not present")
+    assert list(FIG1_CS) == fig1_grid()
+    (row,) = path_rows(quick=True, repeats=1)
+    assert row["case"] == "path/OHSUMED/fold1/prsvm_plus" and row["all_converged"]
+    assert row["cold_max_C"] in FIG1_CS and len(row["path_n_iter"]) == len(FIG1_CS)
+    assert row["ratio"] == pytest.approx(row["seconds"] / row["cold_max_s"])
+    assert row["cold_max_s"] <= row["cold_sum_s"]
