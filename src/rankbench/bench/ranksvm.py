@@ -218,14 +218,14 @@ def path_rows(quick: bool, name: str = "OHSUMED", repeats: int = 3) -> list[dict
     rows = []
     for solver in ("prsvm_plus",) if quick else ("prsvm_plus", "tron_tree"):
         path_s, cold = np.inf, {C: np.inf for C in FIG1_CS}
-        iters = {}
+        iters, cgs = {}, {}
         for _ in range(repeats):
             p = ranksvm_path(tr.X, tr.y, tr.qid, FIG1_CS, solver=solver)
             path_s = min(path_s, p.total_time)
             for C in FIG1_CS:
                 m = RankSVM(C=C, solver=solver).fit(tr.X, tr.y, tr.qid)
                 cold[C] = min(cold[C], m.fit_time_)
-                iters[C] = m.n_iter_
+                iters[C], cgs[C] = m.n_iter_, m.n_cg_iter_
         worst = max(cold, key=cold.get)
         rows.append({"part": "ranksvm", "case": f"path/{name}/fold1/{solver}", "seconds": path_s,
                      "dataset": name, "solver": solver, "Cs": list(FIG1_CS),
@@ -233,6 +233,7 @@ def path_rows(quick: bool, name: str = "OHSUMED", repeats: int = 3) -> list[dict
                      "cold_sum_s": float(sum(cold.values())),
                      "ratio": path_s / cold[worst], "target_ratio": PATH_TARGET_RATIO,
                      "path_n_iter": p.n_iter.tolist(), "cold_n_iter": [iters[C] for C in FIG1_CS],
+                     "path_n_cg_iter": p.n_cg_iter.tolist(), "cold_n_cg_iter": [cgs[C] for C in FIG1_CS],
                      "all_converged": bool(p.converged.all()), "repeats": repeats})
     return rows
 
