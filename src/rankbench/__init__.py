@@ -15,6 +15,8 @@ _LAZY = {
     "XGBoostRanker": "rankbench.estimators.lambdamart",
     "AUCSVM": "rankbench.estimators.auc_svm",
     "KernelMap": "rankbench.estimators.ranksvm",
+    "ranksvm_path": "rankbench.estimators.ranksvm",
+    "RankSVMPath": "rankbench.estimators.ranksvm",
     "RankingData": "rankbench.data.ranking_data",
     "read_letor": "rankbench.data.letor",
     "ResultStore": "rankbench.store",

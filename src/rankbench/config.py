@@ -9,7 +9,8 @@ before any data is read.  It also decides how the job's data is served (``DataUs
 real files, a declared stand-in (``missing_data=stand_in``, or ``profile=quick``), or
 nothing ("data not present", ``missing_data=skip|stand_in``), and whether a declared
 ``limits`` entry skips the job.  ``build_specs`` turns a valid config into the run specs
-of one Hydra job: one per fold (times the solver grid with ``use_grid=true``).
+of one Hydra job: one per fold (times the solver grid with ``use_grid=true``; with
+``warm_start=true`` too, each fold's grid of C values runs as one warm-started path).
 """
 
 from __future__ import annotations
@@ -103,6 +104,8 @@ class HarnessConf:
     progress: bool = True
     record_history: bool = False
     use_grid: bool = False
+    # with use_grid: each fold's solver.grid.C values fitted as one warm-started path
+    warm_start: bool = False
     rerun: bool = False
     isolate: bool = False
     timeout_s: float | None = None
@@ -353,6 +356,8 @@ def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
         )
     elif params is not None:
         problems.extend(_check_solver_points(data, name, solver, params, make_solver))
+        if data["warm_start"]:
+            problems.extend(_check_warm_start(data, name, solver, params, make_solver))
 
     # ---- protocol
     proto = data["protocol"]
@@ -447,6 +452,47 @@ def _check_solver_points(data, name, solver, params, make_solver) -> list[str]:
         except Exception as exc:  # noqa: BLE001 - any constructor error is a config error
             problems.append(f"solver {name!r} refuses parameters {p}: {type(exc).__name__}: {exc}")
             break
+    return problems
+
+
+def _check_warm_start(data, name, solver, params, make_solver) -> list[str]:
+    """Problems of ``warm_start=true``: it needs use_grid=true, a grid over C (distinct positive
+    values), a RankSVM solver whose optimizer takes a starting point, no tune, no per-fold C."""
+    from rankbench.estimators.ranksvm import RankSVM, check_Cs
+
+    if not data["use_grid"]:
+        return ["warm_start=true needs use_grid=true (each fold's solver.grid.C values are fitted "
+                "as one warm-started path)"]
+    grid = solver.get("grid") or {}
+    if "C" not in grid:
+        return [f"warm_start=true needs solver.grid.C (the path's C values); solver.grid has "
+                f"{sorted(grid) or 'no key'}"]
+    problems = []
+    try:
+        check_Cs(grid["C"])
+    except ValueError as exc:
+        problems.append(f"solver.grid.C with warm_start=true: {exc}")
+    if data["tune"]:
+        problems.append("warm_start=true and tune exclude each other (a tuned run chooses its own "
+                        "parameter)")
+    proto = data["protocol"]
+    if proto["mode"] == "per_fold" and "C" in (proto["per_fold"] or {}):
+        problems.append("warm_start=true fits the grid's C values; protocol.per_fold.C gives one C "
+                        "per fold: use one or the other")
+    try:
+        est = make_solver(name, {**params, "C": 1.0})
+    except Exception:  # noqa: BLE001 - reported by the solver checks already
+        return problems
+    if not isinstance(est, RankSVM):
+        problems.append(f"warm_start=true needs a RankSVM solver (rankbench.ranksvm_path); "
+                        f"{name!r} is not one")
+    else:
+        from rankbench.optim.registry import resolve_solver
+
+        optimizer, _ = resolve_solver(est.solver)
+        if "w0" not in optimizer.parameters:
+            problems.append(f"warm_start=true: solver {name!r} (optimizer {optimizer.name!r}) takes "
+                            "no starting point; use cold per-C runs (warm_start=false)")
     return problems
 
 
@@ -563,6 +609,7 @@ def build_specs(data: dict[str, Any]) -> list[dict[str, Any]]:
     proto = data["protocol"]
     base = solver_params(solver)
     points = grid_points(solver) if data["use_grid"] else [{}]
+    path = sorted(float(c) for c in solver["grid"]["C"]) if data.get("warm_start") else None
     specs = []
     for point in points:
         for i, fold in enumerate(data["folds"]):
@@ -584,6 +631,8 @@ def build_specs(data: dict[str, Any]) -> list[dict[str, Any]]:
             }
             if data["tune"]:
                 spec["tune"] = data["tune"]
+            if path is not None:  # one point of the fold's warm-started path (runner.run_path)
+                spec["warm_start"] = path
             if data["data_root"]:
                 spec["data_root"] = data["data_root"]
             specs.append(spec)

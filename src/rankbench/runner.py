@@ -10,7 +10,9 @@ selects: what the report needs per iterate (convergence curves) is recorded here
 
 from __future__ import annotations
 
+import copy
 import importlib
+import json
 import logging
 import os
 import sys
@@ -189,6 +191,46 @@ def _train_block(est: Any, wall: float, cpu: float, mem: PeakMemory) -> dict[str
     return block
 
 
+def _score_into(record: dict[str, Any], est: Any, data: dict[str, Any], s: dict[str, Any]) -> None:
+    """Each evaluated split's metrics, the test split's per-query values and scores, the history
+    (record_history) and the estimator's ``extra_``, written into ``record``."""
+    for split in s["eval_splits"]:
+        d = data[split]
+        scores = np.asarray(est.decision_function(d.X), dtype=float)
+        if scores.shape != (d.n_docs,):
+            raise ValueError(f"{s['solver']}.decision_function returned shape {scores.shape} "
+                             f"for {d.n_docs} documents")
+        if not np.all(np.isfinite(scores)):
+            raise ValueError(f"{s['solver']} produced non-finite scores on {split}")
+        record["metrics"][split] = evaluate_split(d, scores)
+        if split == "test":
+            record["per_query"]["test"] = _per_query(d, scores)
+            record["scores"]["test"] = (encode_scores(scores) if d.n_docs <= MAX_STORED_SCORES
+                                        else {"n": d.n_docs, "omitted": f"more than "
+                                              f"{MAX_STORED_SCORES:,} documents: not stored"})
+    if s["record_history"]:
+        rows = list(getattr(est, "history_", None) or [])
+        # converted here so a value JSON cannot hold fails this run, not the sweep
+        record["history"] = to_jsonable(_score_history(rows, data.get("test")))
+    extra = getattr(est, "extra_", None)
+    if isinstance(extra, dict):
+        record["extra"].update(to_jsonable(extra))
+
+
+def _load_data(s: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """The spec's train split and evaluated splits; the record gains the data facts."""
+    data = {"train": load_split(s, "train")}
+    for split in s["eval_splits"]:
+        if split != "train":
+            data[split] = load_split(s, split)
+    record["synthetic"] = bool(getattr(data["train"], "synthetic", False))
+    stand_in = (getattr(data["train"], "meta", None) or {}).get("stand_in_for")
+    if stand_in:
+        record["extra"]["stand_in_for"] = stand_in
+    record["extra"]["data"] = {k: data_facts(d) for k, d in data.items()}
+    return data
+
+
 def run_one(spec: dict[str, Any]) -> dict[str, Any]:
     """Load the splits, fit the solver on train, score and evaluate; one record (never raises on failure).
 
@@ -202,18 +244,13 @@ def run_one(spec: dict[str, Any]) -> dict[str, Any]:
     from rankbench.estimators.registry import SolverUnavailable, make_solver
 
     s = normalize_spec(spec)
+    if s["warm_start"] is not None:  # one point of a warm-started path: the path runs
+        rid = run_id(s)
+        return next(r for r in run_path(s) if r["run_id"] == rid)
     started = now()
     record = empty_record(s)
     try:
-        data = {"train": load_split(s, "train")}
-        for split in s["eval_splits"]:
-            if split != "train":
-                data[split] = load_split(s, split)
-        record["synthetic"] = bool(getattr(data["train"], "synthetic", False))
-        stand_in = (getattr(data["train"], "meta", None) or {}).get("stand_in_for")
-        if stand_in:
-            record["extra"]["stand_in_for"] = stand_in
-        record["extra"]["data"] = {k: data_facts(d) for k, d in data.items()}
+        data = _load_data(s, record)
         if s["tune"]:
             from rankbench.tuning import tune_parameter
 
@@ -230,27 +267,7 @@ def run_one(spec: dict[str, Any]) -> dict[str, Any]:
                  data.get("test") if s["record_history"] else None)
             wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
         record["train"] = _train_block(est, wall, cpu, mem)
-        for split in s["eval_splits"]:
-            d = data[split]
-            scores = np.asarray(est.decision_function(d.X), dtype=float)
-            if scores.shape != (d.n_docs,):
-                raise ValueError(f"{s['solver']}.decision_function returned shape {scores.shape} "
-                                 f"for {d.n_docs} documents")
-            if not np.all(np.isfinite(scores)):
-                raise ValueError(f"{s['solver']} produced non-finite scores on {split}")
-            record["metrics"][split] = evaluate_split(d, scores)
-            if split == "test":
-                record["per_query"]["test"] = _per_query(d, scores)
-                record["scores"]["test"] = (encode_scores(scores) if d.n_docs <= MAX_STORED_SCORES
-                                            else {"n": d.n_docs, "omitted": f"more than "
-                                                  f"{MAX_STORED_SCORES:,} documents: not stored"})
-        if s["record_history"]:
-            rows = list(getattr(est, "history_", None) or [])
-            # converted here so a value JSON cannot hold fails this run, not the sweep
-            record["history"] = to_jsonable(_score_history(rows, data.get("test")))
-        extra = getattr(est, "extra_", None)
-        if isinstance(extra, dict):
-            record["extra"].update(to_jsonable(extra))
+        _score_into(record, est, data, s)
     except SolverUnavailable as exc:
         record["status"], record["error"] = "skipped", str(exc)
         log.warning("run %s (%s) skipped: %s", record["run_id"][:10], s["solver"], exc)
@@ -263,16 +280,96 @@ def run_one(spec: dict[str, Any]) -> dict[str, Any]:
     return to_jsonable(record)
 
 
+# ---------------------------------------------------------------- warm-started C paths
+def path_members(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The run specs of every C of a warm-start spec's path, in increasing C (the spec itself
+    when it has no ``warm_start``)."""
+    s = normalize_spec(spec)
+    if s["warm_start"] is None:
+        return [s]
+    return [normalize_spec({**s, "params": {**s["params"], "C": c}}) for c in s["warm_start"]]
+
+
+def _path_key(s: dict[str, Any]) -> str | None:
+    """What the runs of one path share (their spec but params.C); None without warm_start."""
+    if s["warm_start"] is None:
+        return None
+    h = hashed_spec(s)
+    h["params"] = {k: v for k, v in h["params"].items() if k != "C"}
+    return json.dumps(h, sort_keys=True)
+
+
+def run_path(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """One record per C of the spec's ``warm_start`` path (increasing C), the data loaded once and
+    the C values fitted by ``ranksvm_path`` (each from the previous C's solution, to the accuracy
+    of a cold fit); never raises on failure (every record failed or skipped).
+
+    Each record is what ``run_one`` would write for its C, except the times: ``train.wall_s`` /
+    ``cpu_s`` are that C's incremental time on the path (its oracle and its optimizer run from
+    the previous solution), marked by ``train.warm_start: true`` with ``warm_start_from_C``
+    (None for the first C, which starts at w = 0 like a cold fit) and ``path_wall_s`` (the
+    whole path).  Cold per-C runs, the papers' tables, keep their own records (other run ids).
+    """
+    from rankbench.estimators.ranksvm import RankSVM, ranksvm_path
+    from rankbench.estimators.registry import SolverUnavailable, make_solver
+
+    members = path_members(spec)
+    s = members[0]
+    if s["warm_start"] is None:
+        raise ValueError("run_path needs a run spec with warm_start (the path's C values)")
+    started = now()
+    records = [empty_record(m) for m in members]
+    try:
+        data = _load_data(s, records[0])
+        est = make_solver(s["solver"], s["params"])
+        if not isinstance(est, RankSVM):
+            raise ValueError(f"warm_start: solver {s['solver']!r} is not a RankSVM solver; a "
+                             "warm-started C path needs one (rankbench.ranksvm_path)")
+        params = {k: v for k, v in est.get_params().items() if k != "C"}
+        tr = data["train"]
+        with PeakMemory() as mem:
+            wall0 = time.perf_counter()
+            path = ranksvm_path(tr.X, tr.y, tr.qid, s["warm_start"], **params)
+            path_wall = time.perf_counter() - wall0
+        for k, (m, rec, ms) in enumerate(zip(path.models, records, members, strict=True)):
+            if k:
+                rec["synthetic"] = records[0]["synthetic"]
+                rec["extra"] = copy.deepcopy(records[0]["extra"])
+            # _train_block subtracts the compile time, which ran before the first C's clock
+            rec["train"] = _train_block(m, m.fit_time_, path.cpu_time[k] + m.compile_time_, mem)
+            rec["train"].update(warm_start=True, warm_start_from_C=float(path.Cs[k - 1]) if k else None,
+                                path_wall_s=path_wall)
+            _score_into(rec, m, data, ms)
+    except SolverUnavailable as exc:
+        records = [empty_record(m, "skipped", str(exc)) for m in members]
+        log.warning("warm-started path of %s skipped: %s", s["solver"], exc)
+    except Exception as exc:  # noqa: BLE001 - a failed run is data, recorded with its traceback
+        error = f"{type(exc).__name__}: {exc}\n" + traceback.format_exc()
+        records = [empty_record(m, "failed", error) for m in members]
+        log.warning("warm-started path (%s fold %s %s, C in %s) failed: %s", s["dataset"], s["fold"],
+                    s["solver"], s["warm_start"], exc)
+    for rec in records:
+        rec["env"] = _env(started, os.getpid())
+    return [to_jsonable(r) for r in records]
+
+
+def _run_unit(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The records of one unit of work: a run, or every run of a warm-started path."""
+    return run_path(spec) if normalize_spec(spec)["warm_start"] is not None else [run_one(spec)]
+
+
 # ---------------------------------------------------------------- many runs
-def _run_and_store(spec: dict[str, Any], store_root: str, threads: int = 0) -> dict[str, Any]:
+def _run_and_store(spec: dict[str, Any], store_root: str, threads: int = 0) -> list[dict[str, Any]]:
     if threads:
         # parallel jobs share the cores: each worker's kernels get their share, not every core
         import numba
 
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
-    record = run_one(spec)
-    ResultStore(store_root).append(record)
-    return record
+    records = _run_unit(spec)
+    store = ResultStore(store_root)
+    for record in records:
+        store.append(record)
+    return records
 
 
 def _stored_ok(store: ResultStore, rid: str) -> dict[str, Any] | None:
@@ -303,7 +400,8 @@ def run_isolated(spec: dict[str, Any], store: ResultStore | str | os.PathLike,
 
     A run killed by the kernel (out of memory: SIGKILL), by a signal, or past
     ``timeout_s`` seconds (then killed) leaves no record of its own: this stores one
-    with ``status="failed"`` and the reason, so the sweep goes on.
+    with ``status="failed"`` and the reason, so the sweep goes on.  A spec with
+    ``warm_start`` runs (and stores) its whole path; the spec's own record is returned.
     """
     import multiprocessing as mp
     import signal as _signal
@@ -331,10 +429,11 @@ def run_isolated(spec: dict[str, Any], store: ResultStore | str | os.PathLike,
             reason = f"WorkerDied: the run's process exited with code {code}"
     if reason is None:
         return store.get(run_id(spec))
-    record = crash_record(spec, reason, started)
-    store.append(record)
-    log.warning("run %s failed: %s", record["run_id"][:10], reason)
-    return record
+    for member in path_members(spec):  # a warm-started path's runs all died with it
+        record = crash_record(member, reason, started)
+        store.append(record)
+    log.warning("run %s failed: %s", run_id(spec)[:10], reason)
+    return store.get(run_id(spec))
 
 
 class _Progress:
@@ -387,6 +486,9 @@ def run_many(
     ``isolate=True`` (implied by ``timeout_s``) runs each spec in its own process
     (``run_isolated``): a run that runs out of memory, crashes or overruns becomes a
     failed record instead of ending the sweep; it costs one interpreter start per run.
+    Specs with ``warm_start`` (one point of a warm-started C path each) run as one unit per
+    path (``run_path``): when any of its runs is missing, the whole path runs again and every
+    one of its records is replaced (its times depend on the whole path).
     The store is checked writable first; a record that cannot be written (disk full,
     read-only) is saved to a fallback file named in the ``StoreWriteError`` raised after
     the runs already finished are kept.
@@ -413,41 +515,52 @@ def run_many(
     if todo:
         store.check_writable()
     bar = _Progress(len(todo), len(done), progress)
+    # a warm-started path is one unit of work: its first missing run stands for all of them
+    units, paths = [], set()
+    for _, s in todo:
+        key = _path_key(s)
+        if key is None or key not in paths:
+            units.append(s)
+            paths.add(key)
 
-    def one(s: dict[str, Any]) -> dict[str, Any]:
+    def one(s: dict[str, Any]) -> list[dict[str, Any]]:
         if isolate:
-            return run_isolated(s, store, timeout_s)
-        record = run_one(s)
-        store.append(record)  # StoreWriteError keeps the record in a fallback file
-        return record
+            run_isolated(s, store, timeout_s)
+            return [store.get(run_id(m)) for m in path_members(s)]
+        records = _run_unit(s)
+        for record in records:
+            store.append(record)  # StoreWriteError keeps the record in a fallback file
+        return records
+
+    def finished(records: list[dict[str, Any]]) -> None:
+        for rec in records:
+            done[rec["run_id"]] = rec
+            if rec["run_id"] in queued:
+                bar.step(rec)
 
     try:
-        if n_jobs == 1 or len(todo) <= 1:
-            for rid, s in todo:
-                done[rid] = one(s)
-                bar.step(done[rid])
+        if n_jobs == 1 or len(units) <= 1:
+            for s in units:
+                finished(one(s))
         elif isolate:
             # each thread only waits on its child process
             from concurrent.futures import ThreadPoolExecutor, as_completed
 
             workers = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                futures = [pool.submit(one, s) for _, s in todo]
+                futures = [pool.submit(one, s) for s in units]
                 for fut in as_completed(futures):
-                    rec = fut.result()
-                    done[rec["run_id"]] = rec
-                    bar.step(rec)
+                    finished(fut.result())
         else:
             from joblib import Parallel, delayed
 
             workers = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
-            share = max(1, (os.cpu_count() or 1) // max(1, min(workers, len(todo))))
+            share = max(1, (os.cpu_count() or 1) // max(1, min(workers, len(units))))
             results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-                delayed(_run_and_store)(s, str(store.root), share) for _, s in todo
+                delayed(_run_and_store)(s, str(store.root), share) for s in units
             )
-            for rec in results:
-                done[rec["run_id"]] = rec
-                bar.step(rec)
+            for recs in results:
+                finished(recs)
     finally:
         bar.close()
     return [done[rid] for rid in ids]

@@ -1,7 +1,7 @@
 """Run specs: the one description of a run, its normalization, and its run id.
 
 A *run spec* is a plain dict (docs/interfaces.md): (experiment, dataset, variant, fold,
-solver, params, seed, data_params, record_history, eval_splits, loader, tune), plus
+solver, params, seed, data_params, record_history, eval_splits, loader, tune, warm_start), plus
 presentation fields that are not part of the run's identity.  Every part of rankbench that
 names a run (the CLI's jobs, ``make reproduce``'s plan, the report, the store) goes
 through ``normalize_spec`` and ``run_id`` here, so two spellings of one run share one record.
@@ -34,6 +34,9 @@ SPEC_DEFAULTS: dict[str, Any] = {
     "loader": None,
     # inner tuning of one parameter on validation before training (rankbench.tuning)
     "tune": None,
+    # the C values of a warm-started path this run is one point of (sorted; params.C among
+    # them): its fold's runs are fitted together by ``ranksvm_path`` (rankbench.runner.run_path)
+    "warm_start": None,
 }
 # Fields that say where or how to show things, not what is computed: not hashed.
 PRESENTATION_FIELDS = ("data_root", "note")
@@ -84,7 +87,27 @@ def normalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
         if problems:
             raise ValueError("run spec field 'tune': " + "; ".join(problems))
         out["tune"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in out["tune"].items()}
+    if out["warm_start"] is not None:
+        out["warm_start"] = _check_warm_start(out)
     return out
+
+
+def _check_warm_start(spec: dict[str, Any]) -> list[float]:
+    """A warm-start path's C values, sorted; ValueError unless params.C is one of them."""
+    from rankbench.estimators.ranksvm import check_Cs
+
+    try:
+        Cs = [float(c) for c in check_Cs(spec["warm_start"])]
+    except ValueError as exc:
+        raise ValueError(f"run spec field 'warm_start': {exc}") from None
+    if spec["tune"] is not None:
+        raise ValueError("run spec fields 'warm_start' and 'tune' exclude each other (a tuned run "
+                         "chooses its own parameter)")
+    C = spec["params"].get("C")
+    if isinstance(C, bool) or not isinstance(C, int | float) or float(C) not in Cs:
+        raise ValueError(f"run spec field 'warm_start': params.C ({C!r}) must be one of the path's "
+                         f"C values {Cs}")
+    return Cs
 
 
 def _canonical(obj: Any) -> Any:
@@ -103,8 +126,9 @@ def hashed_spec(spec: dict[str, Any]) -> dict[str, Any]:
     s = normalize_spec(spec)
     for k in PRESENTATION_FIELDS:
         s.pop(k, None)
-    if s["tune"] is None:  # absent = not tuned: the run ids of untuned runs stay as they were
-        del s["tune"]
+    for k in ("tune", "warm_start"):  # absent = not used: earlier runs keep their run ids
+        if s[k] is None:
+            del s[k]
     # None means "the solver's default", exactly like leaving the parameter out
     s["params"] = {k: v for k, v in s["params"].items()
                    if k not in PRESENTATION_PARAMS and v is not None}

@@ -1,6 +1,7 @@
 """RankSVM benchmark: training time per fold on LETOR (Chapelle Table 3 setting), time and NDCG
 against C (Fig. 1), AUC scaling curve on RCV1-shaped synthetic data (Fig. 3), extreme C
-(Lee & Lin Table I), TRON vs cutting plane along the iterations (Lee & Lin Fig. II), and the
+(Lee & Lin Table I), the warm-started C path of Fig. 1's grid against its costliest cold fit,
+TRON vs cutting plane along the iterations (Lee & Lin Fig. II), and the
 cost of one f+gradient and one Hessian-vector product of every oracle against n and the
 number of levels k (Lee & Lin supplement sect. II: direct and Joachims' counting vs tree).
 
@@ -200,6 +201,44 @@ def c_sweep_rows(quick: bool, name: str = "OHSUMED") -> list[dict]:
     return rows
 
 
+FIG1_CS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)  # Chapelle Fig. 1 (conf/experiment/chapelle2010/fig1.yaml)
+PATH_TARGET_RATIO = 2.0  # issue 14: the whole warm path within 2x the grid's costliest cold fit
+
+
+def path_rows(quick: bool, name: str = "OHSUMED", repeats: int = 3) -> list[dict]:
+    """Warm-started C path (``ranksvm_path``) over Chapelle Fig. 1's 7 C values on Fold 1 against
+    the single most expensive cold fit of the grid: best of ``repeats`` for the path's total
+    time and for every cold fit (interleaved); ``ratio`` = path / costliest cold fit."""
+    from rankbench.data import dataset_available, load_fold
+    from rankbench.estimators.ranksvm import ranksvm_path
+
+    if not dataset_available(name):
+        return [{"part": "ranksvm", "case": f"path/{name}", "seconds": float("nan"),
+                 "note": "dataset not available (set RANKBENCH_DATA)"}]
+    tr = load_fold(name, 1, "train")
+    rows = []
+    for solver in ("prsvm_plus",) if quick else ("prsvm_plus", "tron_tree"):
+        path_s, cold = np.inf, {C: np.inf for C in FIG1_CS}
+        iters, cgs = {}, {}
+        for _ in range(repeats):
+            p = ranksvm_path(tr.X, tr.y, tr.qid, FIG1_CS, solver=solver)
+            path_s = min(path_s, p.total_time)
+            for C in FIG1_CS:
+                m = RankSVM(C=C, solver=solver).fit(tr.X, tr.y, tr.qid)
+                cold[C] = min(cold[C], m.fit_time_)
+                iters[C], cgs[C] = m.n_iter_, m.n_cg_iter_
+        worst = max(cold, key=cold.get)
+        rows.append({"part": "ranksvm", "case": f"path/{name}/fold1/{solver}", "seconds": path_s,
+                     "dataset": name, "solver": solver, "Cs": list(FIG1_CS),
+                     "cold_max_s": cold[worst], "cold_max_C": worst,
+                     "cold_sum_s": float(sum(cold.values())),
+                     "ratio": path_s / cold[worst], "target_ratio": PATH_TARGET_RATIO,
+                     "path_n_iter": p.n_iter.tolist(), "cold_n_iter": [iters[C] for C in FIG1_CS],
+                     "path_n_cg_iter": p.n_cg_iter.tolist(), "cold_n_cg_iter": [cgs[C] for C in FIG1_CS],
+                     "all_converged": bool(p.converged.all()), "repeats": repeats})
+    return rows
+
+
 ORACLE_TIMING = ("pairs", "counting", "tree", "direct", "joachims")
 ORACLE_PAIRS_MAX = 5_000_000  # the explicit pair list beyond this: skipped (O(p) memory)
 
@@ -262,5 +301,6 @@ def run(quick: bool = False) -> list[dict]:
     rows += extreme_C_rows(quick)
     rows += convergence_rows(quick)
     rows += c_sweep_rows(quick)
+    rows += path_rows(quick)
     rows += scaling_rows(quick)
     return rows

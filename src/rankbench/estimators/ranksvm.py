@@ -9,12 +9,15 @@ Lee & Lin's.  ``loss`` names a loss of ``rankbench.objective.LOSSES`` (or is a `
 is registered as a solver of the harness (``register_ranksvm_solvers``).
 The non-linear route of Chapelle sect. 6.3 is ``kernel="rbf"|...``: documents are
 mapped by the kernel PCA map (``KernelMap``) and any linear solver runs on the result.
+``ranksvm_path`` fits a grid of C values in increasing order, each from the previous solution,
+to the accuracy of cold fits (``RankSVMPath``).
 """
 
 from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -215,9 +218,24 @@ class RankSVM(RankerMixin, BaseEstimator):
         """Train on (X, y) grouped by ``qid`` (or LightGBM-style query sizes ``group``; neither =
         one query: AUC optimization)."""
         X, y, qid = self._fit_inputs(X, y, qid, group)
-        optimizer, oracle_cls, form = self._resolve()
+        optimizer, oracle_cls, _ = self._resolve()
         data = RankingData.from_arrays(X, y, qid)
         self.compile_time_ = warm_up_kernels()
+        return self._fit_data(data, optimizer, oracle_cls)
+
+    def _optimizer_kwargs(self, optimizer) -> dict:
+        """Keyword arguments of ``optimizer.function`` from the estimator's parameters."""
+        kwargs = {"keep_coef": self.keep_coef_history, "verbose": self.verbose}
+        kwargs.update({k: getattr(self, k) for k in OPTIMIZER_OPTIONS if k in optimizer.parameters})
+        if optimizer.tol is not None:
+            kwargs["tol"] = optimizer.tol if self.tol is None else float(self.tol)
+        if self.max_iter is not None:
+            kwargs["max_iter"] = int(self.max_iter)
+        return kwargs
+
+    def _fit_data(self, data: RankingData, optimizer, oracle_cls, w0: np.ndarray | None = None):
+        """Fit on checked data from ``w0`` (None: the optimizer's own start, w = 0); ``fit_time_``
+        counts the kernel map, the oracle's construction and the optimizer run."""
         t0 = time.perf_counter()
         Xt = data.X
         self.kernel_map_ = None
@@ -235,26 +253,20 @@ class RankSVM(RankerMixin, BaseEstimator):
                                    oracle=oracle_cls.name, n_shards=int(self.n_shards),
                                    address=self.ray_address, rescaling=self.rescaling, delta=self.delta)
         try:
-            self._optimize(oracle, optimizer, data, Xt, t0)
+            check_representable(oracle, Xt)
+            kwargs = self._optimizer_kwargs(optimizer)
+            if w0 is not None:
+                kwargs["w0"] = w0
+            # the optimizers' vectors are short (d): multithreaded BLAS only adds thread wake-ups,
+            # which cost 3x the whole fit on a loaded machine; the kernels use n_jobs numba threads
+            with threadpool_limits(limits=1, user_api="blas"), numba_threads(self.n_jobs):
+                res = optimizer.function(oracle, **kwargs)
+            self.fit_time_ = time.perf_counter() - t0
+            self._finish(res, oracle, data, Xt, optimizer.name)
         finally:
             if self.n_shards is not None:
                 oracle.close()
         return self
-
-    def _optimize(self, oracle, optimizer, data, Xt, t0: float) -> None:
-        check_representable(oracle, Xt)
-        kwargs = {"keep_coef": self.keep_coef_history, "verbose": self.verbose}
-        kwargs.update({k: getattr(self, k) for k in OPTIMIZER_OPTIONS if k in optimizer.parameters})
-        if optimizer.tol is not None:
-            kwargs["tol"] = optimizer.tol if self.tol is None else float(self.tol)
-        if self.max_iter is not None:
-            kwargs["max_iter"] = int(self.max_iter)
-        # the optimizers' vectors are short (d): multithreaded BLAS only adds thread wake-ups,
-        # which cost 3x the whole fit on a loaded machine
-        with threadpool_limits(limits=1, user_api="blas"), numba_threads(self.n_jobs):
-            res = optimizer.function(oracle, **kwargs)
-        self.fit_time_ = time.perf_counter() - t0
-        self._finish(res, oracle, data, Xt, optimizer.name)
 
     def _finish(self, res, oracle, data, Xt, optimizer: str):
         """Fitted attributes from an OptimResult; refuses non-finite weights."""
@@ -310,6 +322,115 @@ class RankSVM(RankerMixin, BaseEstimator):
     def predict(self, X):
         """Same as decision_function (ranking scores)."""
         return self.decision_function(X)
+
+
+@dataclass
+class RankSVMPath:
+    """What ``ranksvm_path`` returns: one entry per C, in increasing C.
+
+    ``coefs[k]`` is the solution at ``Cs[k]`` (shape (n_Cs, n_features), as scikit-learn's
+    logistic-regression path); ``fit_time[k]`` the seconds of that C alone (its oracle and
+    its optimizer run from ``coefs[k - 1]``: the incremental time of a warm-started path);
+    ``models[k]`` the fitted ``RankSVM(C=Cs[k], **params)`` (every fitted attribute of a cold
+    fit, ``fit_time_`` being the incremental time).
+    """
+
+    Cs: np.ndarray
+    coefs: np.ndarray
+    objective: np.ndarray
+    n_iter: np.ndarray
+    n_cg_iter: np.ndarray
+    fit_time: np.ndarray
+    cpu_time: np.ndarray  # process CPU seconds of each C, like fit_time
+    converged: np.ndarray
+    convergence: list[dict]
+    warm_start: bool
+    compile_time: float
+    models: list[RankSVM] = field(repr=False)
+
+    @property
+    def total_time(self) -> float:
+        """Seconds of the whole path (numba compilation excluded)."""
+        return float(self.fit_time.sum())
+
+
+def check_Cs(Cs) -> np.ndarray:
+    """The C values of a path as a sorted float array; ValueError when empty, not 1-d, not a
+    finite positive number, or repeated."""
+    if Cs is None or isinstance(Cs, str):
+        raise ValueError(f"Cs must be a non-empty list of C values > 0, got {Cs!r}")
+    try:
+        arr = np.asarray(Cs, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"Cs must be a non-empty list of C values > 0, got {Cs!r}") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"Cs must be a non-empty 1-d list of C values > 0, got shape {arr.shape}")
+    bad = ~np.isfinite(arr) | (arr <= 0)
+    if bad.any():
+        where = np.flatnonzero(bad)
+        raise ValueError(f"Cs must be finite and > 0; got {arr[where][:5].tolist()} at position(s) "
+                         f"{where[:5].tolist()}")
+    out = np.sort(arr)
+    dup = out[1:][np.diff(out) == 0]
+    if dup.size:
+        raise ValueError(f"Cs holds the value(s) {np.unique(dup).tolist()} more than once")
+    return out
+
+
+def ranksvm_path(X, y, qid=None, Cs=None, *, group=None, warm_start: bool = True,
+                 **params) -> RankSVMPath:
+    """Fit ``RankSVM(C=c, **params)`` for every c of ``Cs`` in increasing order, each C started
+    from the previous C's solution (scikit-learn's ``*_path`` convention; ``lasso_path``,
+    the logistic-regression path).
+
+    ``Cs`` is sorted (increasing; duplicates, non-finite or non-positive values: ValueError).
+    Every C is fitted to the same accuracy as a cold ``RankSVM(C=c, **params).fit``: the same
+    optimizer with the same stopping rule and ``tol`` (Newton decrement or ||g||^2/2 certificate
+    <= tol |f| for newton and tron, the certificate for lbfgs, the gap for cutting_plane;
+    ``rankbench.optim.accuracy``), each evaluated on C's own objective at the returned point,
+    so only the way there changes.  The start for C_k is w(C_{k-1}) itself (scikit-learn does
+    the same; no rescaling).  Solvers whose optimizer takes no starting point (sgd_queries,
+    sgd_pairs) are refused unless ``warm_start=False``, which fits every C cold (from w = 0).
+    ``kernel`` is refused: map the documents once with ``KernelMap`` and pass the result.
+    The data are checked and converted once; ``fit_time`` is per C (``RankSVMPath``).
+    """
+    if "C" in params:
+        raise ValueError("ranksvm_path takes the C values as Cs, not C")
+    if params.get("kernel") is not None:
+        raise ValueError("ranksvm_path does not take kernel: transform X once with "
+                         "KernelMap(...).fit_transform(X) and pass the result")
+    Cs = check_Cs(Cs)
+    proto = RankSVM(C=float(Cs[0]), **params)
+    optimizer, oracle_cls, _ = proto._resolve()
+    if warm_start and "w0" not in optimizer.parameters:
+        raise ValueError(f"solver {proto.solver!r}: optimizer {optimizer.name!r} takes no starting "
+                         "point, so a path cannot be warm-started; pass warm_start=False for cold "
+                         "fits of every C")
+    X, y, qid = proto._fit_inputs(X, y, qid, group)
+    data = RankingData.from_arrays(X, y, qid)
+    compile_time = warm_up_kernels()
+    models: list[RankSVM] = []
+    cpu = []
+    w = None
+    for k, c in enumerate(Cs):
+        cpu0 = time.process_time()
+        m = RankSVM(**{**proto.get_params(), "C": float(c)})
+        if hasattr(proto, "feature_names_in_"):
+            m.feature_names_in_ = proto.feature_names_in_
+        m.compile_time_ = compile_time if k == 0 else 0.0
+        m._fit_data(data, optimizer, oracle_cls, w0=w if warm_start else None)
+        cpu.append(time.process_time() - cpu0)
+        w = m.coef_
+        models.append(m)
+    return RankSVMPath(
+        Cs=Cs, coefs=np.array([m.coef_ for m in models]),
+        objective=np.array([m.objective_ for m in models]),
+        n_iter=np.array([m.n_iter_ for m in models]),
+        n_cg_iter=np.array([m.n_cg_iter_ for m in models]),
+        fit_time=np.array([m.fit_time_ for m in models]), cpu_time=np.array(cpu),
+        converged=np.array([m.converged_ for m in models]),
+        convergence=[m.convergence_ for m in models], warm_start=bool(warm_start),
+        compile_time=compile_time, models=models)
 
 
 def check_representable(oracle, X=None) -> None:
