@@ -144,3 +144,24 @@ def test_fit_is_bit_identical_with_one_thread_and_two():
     m2 = RankSVM(C=0.1, solver="tron_tree", n_jobs=2).fit(X, y, qid)
     assert np.array_equal(m1.coef_, m2.coef_)
     assert m1.objective_ == m2.objective_
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("oracle", ["tree", "counting"])
+@pytest.mark.parametrize("loss", ["squared_hinge", "hinge", "huber"])
+def test_fused_pass_equals_the_separate_products(oracle, sparse, loss):
+    """One read of X per evaluation (objective/fused.py) against X w, the loss pass, X^T g."""
+    X, y, qid, ptr = _problem(sparse, n_queries=250)
+    rng = np.random.default_rng(6)
+    fused = make_oracle(oracle, X, y, ptr, C=0.3, loss=loss)
+    plain = make_oracle(oracle, X, y, ptr, C=0.3, loss=loss)
+    plain._fused_kind = None  # the separate products of the base class
+    for _ in range(3):  # later calls start their sort from the previous order
+        w = rng.standard_normal(X.shape[1])
+        assert fused.fun(w) == pytest.approx(plain.fun(w), rel=1e-13)
+        np.testing.assert_allclose(fused.grad(w), plain.grad(w), rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(fused.grad_scores(), plain.grad_scores())
+        if fused.loss.has_hessian:
+            v = rng.standard_normal(X.shape[1])
+            np.testing.assert_allclose(fused.hess_vec(v), plain.hess_vec(v), rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(fused.hess_diag(), plain.hess_diag(), rtol=1e-12)

@@ -14,6 +14,7 @@ the loss, so an optimizer x oracle x loss combination is checked before any data
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from rankbench.data.ranking_data import check_feature_matrix, check_labels
 from rankbench.objective.losses import (
@@ -58,6 +59,12 @@ def check_C(C) -> float:
     return C
 
 
+_NO_DENSE = np.empty((0, 0))
+_NO_INT = np.empty(0, dtype=np.int32)
+_NO_INT64 = np.empty(0, dtype=np.int64)
+_NO_FLOAT = np.empty(0)
+
+
 class PairOracle:
     """Base class of the pair oracles; subclasses implement ``_loss_grad_z`` and ``_hess_z``."""
 
@@ -92,6 +99,8 @@ class PairOracle:
             self._score_shift = self._document_shift()
         # X v, X^T z and the Jacobi diagonal on every core (objective/products.py; no copy of X)
         self._prod = XProducts(self.X, self.query_ptr)
+        self._xtg = None  # X^T dL/dz when the fused pass of fun computed it
+        self._fused_args = None
         self._gz: np.ndarray | None = None
         self._setup()
 
@@ -186,6 +195,68 @@ class PairOracle:
                                   rescaling=self.rescaling, delta=self.delta))
         return out
 
+    # one read of X per evaluation (objective/fused.py) -----------------------------------
+    # 0 = tree, 1 = counting: oracles whose per-query passes fuse with the X products
+    _fused_kind: int | None = None
+
+    def _fused_common(self) -> tuple:
+        if self._fused_args is None:
+            X, lv = self.X, self.levels
+            if sp.issparse(X):
+                rows = (False, _NO_DENSE, X.indptr, X.indices, X.data)
+            else:
+                rows = (True, X, _NO_INT, _NO_INT, _NO_FLOAT)
+            pieces = self._pieces()
+            offs = np.array([p[0] for p in pieces], dtype=np.float64)
+            wts = np.array([p[1] for p in pieces], dtype=np.float64)
+            pows = np.array([p[2] for p in pieces], dtype=np.int64)
+            m0, c0 = (getattr(self, "_m", 0.0), getattr(self, "_c", 0.0))
+            self._fused_args = (np.int64(self._fused_kind),) + rows, (
+                lv.query_ptr, self._prod.qblocks, lv.qrank, lv.n_levels, lv.bucket_bounds,
+                lv.bucket_offsets, lv.bucket_grank, self.margin, self.weight, float(m0), float(c0),
+                offs, wts, pows)
+        return self._fused_args
+
+    def _fused_fun(self, w: np.ndarray) -> float:
+        """L(Xw) with dL/dz, the Hessian state and X^T dL/dz in one pass over X."""
+        from rankbench.objective.fused import fused_fun
+        from rankbench.objective.products import sum_rows
+
+        head, tail = self._fused_common()
+        n = self.n_docs
+        prev = self._order if self._order is not None else _NO_INT64
+        order = self._order if self._order is not None else np.empty(n, dtype=np.int64)
+        if self._fused_kind == 1:
+            border = self._border if self._border is not None else np.empty(n, dtype=np.int64)
+        else:
+            border = _NO_INT64
+        z, gz, diag = np.empty(n), np.empty(n), np.empty(n)
+        vals = np.empty(self.query_ptr.shape[0] - 1)
+        acc = self._prod.acc[: self._prod.qblocks.shape[0] - 1]
+        fused_fun(*head, np.ascontiguousarray(w, dtype=np.float64), *tail, prev, order, border, z,
+                  gz, diag, vals, acc)
+        xtg = np.empty(self.n_features)
+        sum_rows(acc, xtg)
+        self._order, self._z, self._diag, self._gz, self._xtg = order, z, diag, gz, xtg
+        if self._fused_kind == 1:
+            self._border = border
+        return float(vals.sum())
+
+    def _fused_hess_vec(self, v: np.ndarray) -> np.ndarray:
+        """X^T H_L X v in one pass over X, at the state of the last ``fun``."""
+        from rankbench.objective.fused import fused_hess_vec
+        from rankbench.objective.products import sum_rows
+
+        head, tail = self._fused_common()
+        n = self.n_docs
+        border = self._border if self._fused_kind == 1 else _NO_INT64
+        acc = self._prod.acc[: self._prod.qblocks.shape[0] - 1]
+        fused_hess_vec(*head, np.ascontiguousarray(v, dtype=np.float64), *tail, self._order, border,
+                       self._z, self._diag, np.empty(n), np.empty(n), acc)
+        out = np.empty(self.n_features)
+        sum_rows(acc, out)
+        return out
+
     # subclass hooks -----------------------------------------------------------------
     def _setup(self) -> None:
         """Per-data work done once (e.g. the explicit pair list)."""
@@ -215,6 +286,7 @@ class PairOracle:
 
     def loss_at_scores(self, z: np.ndarray) -> float:
         """sum_{(i,j) in P} loss(z_i - z_j), also caching dL/dz and the Hessian state."""
+        self._xtg = None
         z = np.ascontiguousarray(z, dtype=np.float64)
         if self._score_shift is not None:
             z = z - self._score_shift  # document margin rescaling: same L, dL/dz and Hessian in u
@@ -225,6 +297,8 @@ class PairOracle:
     def fun(self, w: np.ndarray) -> float:
         """f(w) = 1/2 ||w||^2 + C L(Xw); caches what grad and hess_vec at this w reuse."""
         w = np.asarray(w, dtype=np.float64)
+        if self._fused_kind is not None and self._score_shift is None:
+            return 0.5 * float(w @ w) + self.C * self._fused_fun(w)
         return 0.5 * float(w @ w) + self.C * self.loss_at_scores(self.scores(w))
 
     def grad(self, w: np.ndarray) -> np.ndarray:
@@ -236,6 +310,8 @@ class PairOracle:
         regularizer (what a query shard contributes, ``rankbench.distributed``); O(nnz(X))."""
         if self._gz is None:
             raise RuntimeError("call fun(w) before grad(w)")
+        if self._xtg is not None:  # summed by the fused pass of fun
+            return self._xtg.copy()
         return self._prod.rmatvec(self._gz)
 
     def hess_vec(self, v: np.ndarray) -> np.ndarray:
@@ -248,6 +324,8 @@ class PairOracle:
         self._check_hessian()
         if self._gz is None:
             raise RuntimeError("call fun(w) before hess_vec(v)")
+        if self._fused_kind is not None:
+            return self._fused_hess_vec(v)
         return self._prod.rmatvec(self._hess_z(self.scores(v)))
 
     def hess_diag(self) -> np.ndarray:

@@ -147,6 +147,7 @@ class CountingOracle(PairOracle):
     """PRSVM+'s oracle: sort once per query, then count per pair of relevance levels (O(nk))."""
 
     name = "counting"
+    _fused_kind = 1
     # label-pair costs level pair by level pair; per-document margins (delta_i - delta_j)^2 by
     # the score shift of the base class (Chapelle sect. 6.2's O(n log n) special case)
     rescalings = frozenset({("margin", "label"), ("slack", "label"), ("margin", "document")})

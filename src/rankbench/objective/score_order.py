@@ -70,19 +70,26 @@ def sort_within_queries(z, query_ptr, prev=None):
     return _sort_within_queries(z, query_ptr, _NO_ORDER if prev is None else prev)
 
 
+@njit(cache=True)
+def _group_query(order, a, e, q, qrank, n_levels, bucket_bounds, bucket_offsets, border):
+    """Query q's part of ``group_order_by_level`` (rows a..e-1)."""
+    off = bucket_offsets[q]
+    cursor = np.empty(max(n_levels[q], 1), dtype=np.int64)
+    for r in range(n_levels[q]):
+        cursor[r] = bucket_bounds[off + r]
+    for p in range(a, e):
+        i = order[p]
+        r = qrank[i]
+        border[cursor[r]] = i
+        cursor[r] += 1
+
+
 @njit(cache=True, parallel=True)
 def group_order_by_level(order, query_ptr, qrank, n_levels, bucket_bounds, bucket_offsets):
     """Stable partition of each query's score order into its label buckets (ascending label); O(n)."""
     n = order.shape[0]
     border = np.empty(n, dtype=np.int64)
     for q in prange(query_ptr.shape[0] - 1):
-        off = bucket_offsets[q]
-        cursor = np.empty(max(n_levels[q], 1), dtype=np.int64)
-        for r in range(n_levels[q]):
-            cursor[r] = bucket_bounds[off + r]
-        for p in range(query_ptr[q], query_ptr[q + 1]):
-            i = order[p]
-            r = qrank[i]
-            border[cursor[r]] = i
-            cursor[r] += 1
+        _group_query(order, query_ptr[q], query_ptr[q + 1], q, qrank, n_levels, bucket_bounds,
+                     bucket_offsets, border)
     return border

@@ -175,6 +175,7 @@ class TreeOracle(PairOracle):
     """Lee & Lin's order-statistic-tree oracle (Fenwick tree over label ranks), any number of levels."""
 
     name = "tree"
+    _fused_kind = 0
     # one margin for every pair: per-document margins by the base class's score shift only
     rescalings = frozenset({("margin", "document")})
 
