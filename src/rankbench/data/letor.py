@@ -840,12 +840,7 @@ def _stream_parse(blocks, path, line_text) -> _Parsed:
     """Two passes over ``blocks()``: count rows and tokens, allocate once, fill. O(total bytes).
 
     Raises _LoneCR when a CR ends a line alone (the caller normalises and retries)."""
-    counts = []
-    for data, a, b in blocks():
-        rows, toks, lone_cr = count_letor(np.frombuffer(data, np.uint8, b - a, a), _COUNT_CLASS)
-        if lone_cr:
-            raise _LoneCR
-        counts.append((rows, toks))
+    counts = _count_blocks(blocks)
     n_rows = sum(c[0] for c in counts)
     n_tok = sum(c[1] for c in counts)
     labels = np.empty(n_rows, dtype=np.int64)
@@ -878,6 +873,7 @@ def _stream_parse(blocks, path, line_text) -> _Parsed:
             slow_error = slow_error or err
         ids.append(_docid_raw(buf, span[: row - row0]))  # None: no id in this block
         has.append(span[: row - row0, 0] >= 0)
+        del buf, data  # the block's buffer is refilled for the next one
     if row != n_rows or t != n_tok:
         raise ValueError(f"{path}: the file changed while it was read")
     if n_rows == 0:
@@ -891,6 +887,19 @@ def _stream_parse(blocks, path, line_text) -> _Parsed:
         docids = _docid_finish(np.concatenate(raw), has_all, lines)
     return _Parsed(labels, qids, lines, row_ptr, idx, val, n_null, unsorted, docids,
                    int(np.count_nonzero(~has_all)))
+
+
+def _count_blocks(blocks) -> list[tuple[int, int]]:
+    """(rows, tokens) of each block (``count_letor``); _LoneCR when a CR ends a line alone.
+
+    A function of its own so that no block buffer outlives the counting pass."""
+    counts = []
+    for data, a, b in blocks():
+        rows, toks, lone_cr = count_letor(np.frombuffer(data, np.uint8, b - a, a), _COUNT_CLASS)
+        if lone_cr:
+            raise _LoneCR
+        counts.append((rows, toks))
+    return counts
 
 
 def _convert_slow_block(block, buf, first_line, slow, row_ptr, lines, idx, val, path) -> str | None:
