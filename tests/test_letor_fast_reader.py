@@ -295,6 +295,10 @@ def test_peak_memory_near_the_csr(tmp_path):
         lines.append(f"{i % 5} qid:{i // 50} " + " ".join(f"{j}:{v}" for j, v in zip(idx, vals, strict=True)))
     p = tmp_path / "big.txt"
     p.write_text("\n".join(lines) + "\n")
+    tiny = tmp_path / "tiny.txt"
+    tiny.write_text("1 qid:1 1:1 #docid = a\n")
+    for engine in letor.ENGINES:  # load the kernels first: compilation is not the reader's memory
+        read_letor(tiny, cache=False, engine=engine)
     d, peak_stream = _peak(lambda: read_letor(p, cache=False))
     X = d.X
     csr = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
@@ -336,3 +340,22 @@ def _write(tmp_path, raw):
     p = tmp_path / "plain.txt"
     p.write_bytes(raw)
     return p
+
+
+def test_bench_sparse_file_generator_and_subprocess_peak(tmp_path):
+    from rankbench.bench.data import read_in_subprocess, write_sparse_letor
+
+    small = write_sparse_letor(tmp_path / "small.txt", 250, nnz=7, n_features=70, docs_per_query=10)
+    feats, labels, qids, lines, docids = reference_parse(small.read_bytes())
+    d = read_letor(small, cache=False)
+    assert d.n_docs == 250 and d.X.nnz == 250 * 7 and docids is None
+    assert d.y.tolist() == labels and d.qid.tolist() == qids == [i // 10 + 1 for i in range(250)]
+    assert d.X.indices.tolist() == [k - 1 for r in feats for k in sorted(r)]
+    assert np.array_equal(d.X.data, [r[k] for r in feats for k in sorted(r)])
+    big = write_sparse_letor(tmp_path / "big.txt", 20_000)
+    stream = read_in_subprocess(big, "stream")
+    buffer = read_in_subprocess(big, "buffer")
+    assert stream["csr_bytes"] == buffer["csr_bytes"] == 20_000 * 75 * 12 + 20_001 * 4
+    # peak RSS growth: the CSR plus one 4 MiB block, against the file + its copies before
+    assert 0.9 < stream["peak_bytes"] / stream["csr_bytes"] < 1.5, stream
+    assert buffer["peak_bytes"] / buffer["csr_bytes"] > 2.0, buffer

@@ -254,9 +254,15 @@ def integer_labels(y: np.ndarray, where: str = "row") -> np.ndarray:
     return y.astype(np.int64, copy=False)
 
 
+def _all_finite(a: np.ndarray, step: int = 1 << 20) -> bool:
+    """``np.isfinite(a).all()`` in slices of ``step`` entries: no boolean temporary as large as ``a``. O(a.size)."""
+    flat = a.reshape(-1)
+    return all(bool(np.isfinite(flat[i:i + step]).all()) for i in range(0, flat.shape[0], step))
+
+
 def _check_finite_X(X: ArrayOrCSR) -> None:
     data = X.data if sp.issparse(X) else X
-    if not np.all(np.isfinite(data)):
+    if not _all_finite(data):
         if sp.issparse(X):
             bad = int(np.flatnonzero(~np.isfinite(X.data))[0])
             row = int(np.searchsorted(X.indptr, bad, side="right") - 1)
