@@ -359,3 +359,17 @@ def test_bench_sparse_file_generator_and_subprocess_peak(tmp_path):
     # peak RSS growth: the CSR plus one 4 MiB block, against the file + its copies before
     assert 0.9 < stream["peak_bytes"] / stream["csr_bytes"] < 1.5, stream
     assert buffer["peak_bytes"] / buffer["csr_bytes"] > 2.0, buffer
+
+
+@pytest.mark.parametrize("raw", [b"\xef\xbb\xbfx qid:1 1:1\r\n1 qid:1 1:2\r\n",
+                                 b"1 qid:1 1:2\r\n1 qid:1 1:\xff\xfe\r\n",
+                                 b"\xef\xbb\xbf1 qid:1 1:1e400\r\n",
+                                 b"1 qid:1 1:2\r\n\r\n  \t\r\n#c\r\n1 qid:1 5:1 5:2\r\n"])
+def test_errors_with_bom_crlf_and_bytes_that_are_not_utf8(raw, tmp_path):
+    p = tmp_path / "e.txt"
+    p.write_bytes(raw)
+    with pytest.raises(ValueError) as old:
+        parse_letor_bytes(raw, p, engine="buffer")
+    with pytest.raises(ValueError) as new:
+        parse_letor_file(p, block=8)
+    assert str(new.value) == str(old.value) and f"{p}, line " in str(old.value)

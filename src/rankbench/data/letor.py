@@ -1,10 +1,14 @@
 """Reader for LETOR / SVMlight-with-qid files: ``label qid:Q i:v ... # comment``.
 
-The file is decompressed into one byte buffer and tokenized by a numba kernel in a
-single pass (label, qid, ``index:value`` pairs, comments skipped, ``NULL`` flagged).
-The kernel only *detects* a malformed line; the message (file, line, problem) is
-built in Python by re-reading that one line, so the kernel stays small and the
-error text stays precise.
+Two engines, same output and errors.  "stream" (the default): numba kernels read the
+bytes in blocks of about 4 MiB, each ending after a LF -- ``count_letor`` counts rows and
+``index:value`` tokens, the CSR arrays (int32 0-based indices, float64 values) are
+allocated once at that size, and ``fill_letor`` fills them reading each byte once on the
+common path; an uncompressed file is read from disk twice and never held whole.
+"buffer" (the earlier reader, kept as a reference): ``tokenize_letor`` over the whole
+buffer with arrays sized by its LF and ':' counts.  A kernel only *detects* a malformed
+line; the message (file, line, problem) is built in Python by re-reading that one line,
+so the kernels stay small and the error text stays precise.
 
 Numbers are parsed exactly: a decimal with at most 19 significant digits whose value
 is ``m * 10**e`` with ``m <= 2**53`` and ``|e| <= 22`` is converted with one correctly
