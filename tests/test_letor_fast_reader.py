@@ -373,3 +373,14 @@ def test_errors_with_bom_crlf_and_bytes_that_are_not_utf8(raw, tmp_path):
     with pytest.raises(ValueError) as new:
         parse_letor_file(p, block=8)
     assert str(new.value) == str(old.value) and f"{p}, line " in str(old.value)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_count_pass_gives_the_rows_and_tokens_of_plain_python(seed):
+    rng = np.random.default_rng(100 + seed)
+    raw = random_file(rng, n_lines=int(rng.integers(0, 30)), crlf=seed % 3 == 0)
+    feats = reference_parse(raw)[0]
+    rows, toks, lone_cr = letor.count_letor(np.frombuffer(raw, np.uint8), letor._COUNT_CLASS)
+    assert (rows, toks, lone_cr) == (len(feats), sum(len(r) for r in feats), False)
+    cr = raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r", 1)
+    assert letor.count_letor(np.frombuffer(cr, np.uint8), letor._COUNT_CLASS)[2] == (b"\r" in cr)

@@ -264,13 +264,19 @@ _ERR_CHANGED = 6  # more rows or tokens than the counting pass found (the file c
 STREAM_BLOCK = 1 << 22  # bytes per block of the streaming engine (a block ends after a LF)
 ENGINES = ("stream", "buffer")
 
-# byte classes of count_letor: 0 other, 1 blank (not LF), 2 ':', 3 LF, 4 '#', 5 CR
+# count_letor's byte table: 1 for ':', 2 for the bytes that need a look (LF, '#', CR), 0 else
 _COUNT_CLASS = np.zeros(256, dtype=np.uint8)
-_COUNT_CLASS[[9, 11, 12, 32]] = 1
-_COUNT_CLASS[58] = 2
-_COUNT_CLASS[10] = 3
-_COUNT_CLASS[35] = 4
-_COUNT_CLASS[13] = 5
+_COUNT_CLASS[58] = 1
+_COUNT_CLASS[[10, 35, 13]] = 2
+
+
+@numba.njit(cache=True)
+def _has_content(buf, a, b):
+    """Whether buf[a:b] holds a byte that is not blank."""
+    for j in range(a, b):
+        if not _is_ws(buf[j]):
+            return True
+    return False
 
 
 @numba.njit(cache=True)
@@ -280,38 +286,49 @@ def count_letor(buf, cls):
     rows: lines with a non-blank byte before any ``#``; tokens: per such line the ``:``
     before the ``#`` minus one (the qid's), at least 0 -- exact for well-formed lines and
     never below what ``fill_letor`` writes for a line; lone_cr: a CR not followed by LF.
+    The common byte costs one table look-up and an add; a line without ':' (blank,
+    comment-only or malformed) is re-read to see whether it holds anything.
     """
     n = buf.shape[0]
     rows = 0
     toks = 0
     lone_cr = False
     colons = 0
-    content = 0
+    start = 0  # the current line's first byte
     i = 0
     while i < n:
-        k = cls[buf[i]]
-        if k < 3:  # the common bytes: no branch on which
-            colons += k == 2
-            content |= k != 1
-        elif k == 3:  # LF
-            if content:
-                rows += 1
-                if colons > 1:
-                    toks += colons - 1
-            colons = 0
-            content = 0
-        elif k == 4:  # '#': skip the comment up to its LF
+        v = cls[buf[i]]
+        if v != 2:
+            colons += v
+            i += 1
+            continue
+        c = buf[i]
+        if c == 13:  # CR: blank unless alone
+            if i + 1 >= n or buf[i + 1] != 10:
+                lone_cr = True
+            i += 1
+            continue
+        cend = i
+        if c == 35:  # '#': skip the comment up to its LF
             while i + 1 < n and buf[i + 1] != 10:
                 i += 1
                 if buf[i] == 13 and (i + 1 >= n or buf[i + 1] != 10):
                     lone_cr = True
-        elif i + 1 >= n or buf[i + 1] != 10:  # CR
-            lone_cr = True
-        i += 1
-    if content:
-        rows += 1
-        if colons > 1:
+            i += 1
+        if colons > 0:  # the line start:cend ends at buf[i] (LF) or at the end of the block
+            rows += 1
             toks += colons - 1
+        elif _has_content(buf, start, cend):
+            rows += 1
+        colons = 0
+        i += 1
+        start = i
+    if start < n:  # a last line without LF
+        if colons > 0:
+            rows += 1
+            toks += colons - 1
+        elif _has_content(buf, start, n):
+            rows += 1
     return rows, toks, lone_cr
 
 
