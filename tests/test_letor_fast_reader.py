@@ -384,3 +384,17 @@ def test_count_pass_gives_the_rows_and_tokens_of_plain_python(seed):
     assert (rows, toks, lone_cr) == (len(feats), sum(len(r) for r in feats), False)
     cr = raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r", 1)
     assert letor.count_letor(np.frombuffer(cr, np.uint8), letor._COUNT_CLASS)[2] == (b"\r" in cr)
+
+
+@pytest.mark.parametrize("room", [1, 2, 50])
+def test_many_long_numbers_in_a_block_run_it_again_with_more_room(room, tmp_path, monkeypatch):
+    rng = np.random.default_rng(room)
+    lines = [f"{i % 3} qid:{i // 4} " + " ".join(f"{j}:{v!r}" for j, v in enumerate((rng.normal(size=9) / 3).tolist(), 1))
+             + " #docid = d" + str(i) for i in range(60)]
+    raw = ("\n".join(lines) + "\n").encode()
+    monkeypatch.setattr(letor, "_SLOW_SPANS", room)
+    old, mem, fil = _all_engines(raw, tmp_path, sparse=True)
+    _same(old, mem)
+    _same(old, fil)
+    expect = [float(t.partition(":")[2]) for ln in lines for t in ln.split("#")[0].split()[2:]]
+    assert np.array_equal(fil[0].data, expect) and fil[3]["docids"][-1] == "d59"

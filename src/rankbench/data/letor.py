@@ -13,7 +13,10 @@ so the kernels stay small and the error text stays precise.
 Numbers are parsed exactly: a decimal with at most 19 significant digits whose value
 is ``m * 10**e`` with ``m <= 2**53`` and ``|e| <= 22`` is converted with one correctly
 rounded IEEE operation (Clinger's fast path), which equals ``float(text)``.  Any other
-number (very long mantissa, large exponent) is handed back to Python's ``float``.
+number (very long mantissa such as the 17 digits of ``repr``, large exponent) is converted
+by Python's ``float`` (buffer engine, one token at a time) or, in the stream engine, by
+NumPy's correctly rounded bytes-to-float64 cast over all such numbers of a block at once
+(tests compare both bit for bit with ``float``).
 """
 
 from __future__ import annotations
@@ -261,6 +264,8 @@ def tokenize_letor(buf, pow10, labels, qids, lines, docid_span, row_ptr, idx, va
 # --- streaming engine: two passes over the file in blocks, the CSR arrays allocated once ---
 
 _ERR_CHANGED = 6  # more rows or tokens than the counting pass found (the file changed)
+_SLOW_FULL = 7  # slow_span is full: the caller gives a larger one and runs the block again
+_SLOW_SPANS = 4096  # room for numbers left to Python's rules in a block, before the first overflow
 STREAM_BLOCK = 1 << 22  # bytes per block of the streaming engine (a block ends after a LF)
 ENGINES = ("stream", "buffer")
 
@@ -404,15 +409,16 @@ def _scan_number_from(buf, a, n):
 
 
 @numba.njit(cache=True)
-def fill_letor(buf, pow10, line, row, t, labels, qids, lines, docid_span, row_ptr, idx, val):
+def fill_letor(buf, pow10, line, row, t, labels, qids, lines, docid_span, row_ptr, idx, val, slow_span):
     """Tokenize one LETOR byte block into the preallocated CSR arrays, from row ``row`` and token ``t``.
 
     Accepts and rejects exactly the lines ``tokenize_letor`` does, reading each byte once
     on the common path (``index:value`` with a plain index and a plain decimal; any other
     token goes through ``tokenize_letor``'s checks).  Indices are stored 0-based (the
     CSR's), a NULL value as NaN and a number the exact fast path cannot convert as +inf
-    (the caller converts those with Python's float); ``line`` is the number of lines
-    before the block and ``docid_span`` is indexed by the block's own rows.
+    with its byte span in ``slow_span`` (the caller converts those as Python's float
+    does); ``line`` is the number of lines before the block and ``docid_span`` is
+    indexed by the block's own rows.
     Returns (status, bad_line, row, t, line, unsorted, n_null, n_slow).  O(len(buf)).
     """
     n = buf.shape[0]
@@ -475,6 +481,9 @@ def fill_letor(buf, pow10, line, row, t, labels, qids, lines, docid_span, row_pt
                     if st == 0:
                         ok, v = _exact_float(m, e, neg, pow10)
                     if not ok:
+                        if n_slow >= slow_span.shape[0]:
+                            return _SLOW_FULL, line, row, t, line, unsorted, n_null, n_slow
+                        slow_span[n_slow, 0], slow_span[n_slow, 1] = i + 1, j
                         v = np.inf
                         n_slow += 1
                     i = j
@@ -504,6 +513,9 @@ def fill_letor(buf, pow10, line, row, t, labels, qids, lines, docid_span, row_pt
                     if st == 0:
                         ok, v = _exact_float(m, e, neg, pow10)
                     if not ok:
+                        if n_slow >= slow_span.shape[0]:
+                            return _SLOW_FULL, line, row, t, line, unsorted, n_null, n_slow
+                        slow_span[n_slow, 0], slow_span[n_slow, 1] = vb, i
                         v = np.inf
                         n_slow += 1
             if t >= max_tok:
@@ -874,13 +886,20 @@ def _stream_parse(blocks, path, line_text) -> _Parsed:
     row = t = line = n_null = 0
     unsorted = False
     slow_error = None
+    slow_room = _SLOW_SPANS
     ids, has = [], []
     for k, (data, a, b) in enumerate(blocks()):
         buf = np.frombuffer(data, np.uint8, b - a, a)
         span = np.empty((counts[k][0] if k < len(counts) else 0, 2), dtype=np.int64)
-        line0, row0, t0 = line, row, t
-        status, bad_line, row, t, line, uns, nn, n_slow = fill_letor(
-            buf, _POW10, line, row, t, labels, qids, lines, span, row_ptr, idx, val)
+        row0, t0, line0 = row, t, line
+        while True:
+            slow_span = np.empty((slow_room, 2), dtype=np.int64)
+            status, bad_line, row, t, line, uns, nn, n_slow = fill_letor(
+                buf, _POW10, line0, row0, t0, labels, qids, lines, span, row_ptr, idx, val, slow_span)
+            if status != _SLOW_FULL:
+                break
+            # many numbers need Python's rules: room for every token of a block from now on
+            slow_room = max(max(c[1] for c in counts), slow_room + 1)
         if status == _ERR_CHANGED:
             raise ValueError(f"{path}: the file changed while it was read (line {bad_line})")
         if status != 0:
@@ -889,7 +908,7 @@ def _stream_parse(blocks, path, line_text) -> _Parsed:
         unsorted |= uns
         n_null += nn
         if n_slow:
-            err = _convert_slow_block(bytes(data[a:b]), buf, line0 + 1, t0 + np.flatnonzero(np.isinf(val[t0:t])),
+            err = _convert_slow_block(buf, slow_span[:n_slow], t0 + np.flatnonzero(np.isinf(val[t0:t])),
                                       row_ptr[: row + 1], lines, idx, val, path)
             slow_error = slow_error or err
         ids.append(_docid_raw(buf, span[: row - row0]))  # None: no id in this block
@@ -923,29 +942,26 @@ def _count_blocks(blocks) -> list[tuple[int, int]]:
     return counts
 
 
-def _convert_slow_block(block, buf, first_line, slow, row_ptr, lines, idx, val, path) -> str | None:
-    """Convert with Python's float the numbers of one block the kernel's exact fast path could not.
+def _convert_slow_block(buf, spans, slow, row_ptr, lines, idx, val, path) -> str | None:
+    """Convert the numbers of one block the kernel's exact fast path could not, all at once.
 
-    ``block`` is the block's bytes, ``first_line`` its first line's number; indices in
-    ``idx`` are 0-based.  Returns the first error (a NaN or infinite value), raised by
-    the caller after every block is tokenized, so malformed lines are reported first.
+    ``spans`` holds their byte spans in ``buf``, ``slow`` their token numbers.  NumPy's
+    bytes-to-float64 cast rounds correctly, as Python's float does (the tests compare bit
+    for bit).  Returns the first error (a NaN or infinite value), raised by the caller
+    after every block is tokenized, so malformed lines are reported first.  O(total length).
     """
-    line_start = np.concatenate(([0], np.flatnonzero(buf == 10) + 1))
-    error = None
-    for t in slow.tolist():
-        r = int(_row_of(row_ptr, t))
-        line = int(lines[r])
-        start = int(line_start[line - first_line])
-        end = block.find(b"\n", start)
-        text = block[start: None if end < 0 else end].split(b"#", 1)[0]
-        token = text.split()[2 + t - int(row_ptr[r])]
-        v = float(token.partition(b":")[2])
-        if not np.isfinite(v):
-            error = error or (f"{path}, line {line}: value {token.partition(b':')[2].decode()!r} "
-                              f"of feature {int(idx[t]) + 1} is NaN or infinite")
-            v = 0.0
-        val[t] = v
-    return error
+    width = int((spans[:, 1] - spans[:, 0]).max())
+    out = np.zeros((spans.shape[0], width), dtype=np.uint8)
+    gather_spans(buf, spans, out)
+    text = out.view(f"S{width}").ravel()
+    v = text.astype(np.float64)
+    bad = np.flatnonzero(~np.isfinite(v))
+    val[slow] = v
+    if not bad.size:
+        return None
+    j, t = int(bad[0]), int(slow[bad[0]])
+    return (f"{path}, line {int(lines[_row_of(row_ptr, t)])}: value {text[j].decode()!r} "
+            f"of feature {int(idx[t]) + 1} is NaN or infinite")
 
 
 def _buffer_parse(data: bytes, buf: np.ndarray, path) -> _Parsed:
