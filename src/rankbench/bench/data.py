@@ -72,11 +72,12 @@ def _letor_rows(name: str, root: Path | None, repeat: int) -> list[dict[str, Any
 
 
 @numba.njit(cache=True)
-def _sparse_lines(out, start, n_docs, nnz, n_features, docs_per_query, seed):
+def _sparse_lines(out, start, n_docs, nnz, n_features, docs_per_query, seed, decimals):
     """Write documents start..start+n_docs-1 as LETOR lines into ``out``; returns the bytes used.
 
     Document r: label uniform in 0..4, qid r // docs_per_query + 1, ``nnz`` sorted distinct
-    indices (one uniform in each of nnz equal slices of 1..n_features), values -?d.dddddd."""
+    indices (one uniform in each of nnz equal slices of 1..n_features), values -?d.ddd with
+    ``decimals`` random decimals."""
     if start == 0:
         np.random.seed(seed)
     digits = np.empty(20, dtype=np.uint8)
@@ -113,7 +114,7 @@ def _sparse_lines(out, start, n_docs, nnz, n_features, docs_per_query, seed):
             out[p] = 48 + np.random.randint(0, 10)
             out[p + 1] = 46
             p += 2
-            for _ in range(6):
+            for _ in range(decimals):
                 out[p] = 48 + np.random.randint(0, 10)
                 p += 1
         out[p] = 10
@@ -122,16 +123,17 @@ def _sparse_lines(out, start, n_docs, nnz, n_features, docs_per_query, seed):
 
 
 def write_sparse_letor(path: str | Path, n_docs: int, nnz: int = 75, n_features: int = 100_000,
-                       docs_per_query: int = 100, seed: int = 0) -> Path:
-    """A LETOR file of ``n_docs`` sparse documents (``nnz`` features each, 6-decimal values), about
-    ``n_docs * nnz * 15`` bytes, written 10,000 documents at a time. O(file size)."""
+                       docs_per_query: int = 100, seed: int = 0, decimals: int = 6) -> Path:
+    """A LETOR file of ``n_docs`` sparse documents (``nnz`` features each, values with
+    ``decimals`` decimals: 16 gives repr-like 17-digit numbers), about
+    ``n_docs * nnz * (9 + decimals)`` bytes, written 10,000 documents at a time. O(file size)."""
     path = Path(path)
     chunk = 10_000
-    out = np.empty(chunk * (nnz * (len(str(n_features)) + 11) + 40), dtype=np.uint8)
+    out = np.empty(chunk * (nnz * (len(str(n_features)) + 5 + decimals) + 40), dtype=np.uint8)
     with path.open("wb") as fh:
         for start in range(0, n_docs, chunk):
             used = _sparse_lines(out, start, min(chunk, n_docs - start), nnz, n_features,
-                                 docs_per_query, seed)
+                                 docs_per_query, seed, decimals)
             fh.write(out[:used].tobytes())
     return path
 
@@ -172,20 +174,21 @@ def read_in_subprocess(path: str | Path, engine: str = "stream") -> dict[str, fl
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def sparse_read_rows(n_docs: int, nnz: int = 75, repeat: int = 3) -> list[dict[str, Any]]:
+def sparse_read_rows(n_docs: int, nnz: int = 75, repeat: int = 3, decimals: int = 6) -> list[dict[str, Any]]:
     """A generated sparse LETOR file read by our two engines and by LIBLINEAR ranksvm (parse and stop).
 
     Times are the best of ``repeat`` fresh processes each; ``ratio`` is ours / LIBLINEAR's
-    read time; ``peak_ratio`` the read's peak memory over the final CSR's bytes."""
+    read time; ``peak_ratio`` the read's peak memory over the final CSR's bytes.
+    ``decimals=16`` writes 17-digit values, which our exact fast path leaves to NumPy's cast."""
     from rankbench.peers import built
     from rankbench.peers.solvers import liblinear_read_time
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="rankbench-sparse-") as tmp:
         t = time.perf_counter()
-        path = write_sparse_letor(Path(tmp) / "sparse.txt", n_docs, nnz)
+        path = write_sparse_letor(Path(tmp) / "sparse.txt", n_docs, nnz, decimals=decimals)
         mb = path.stat().st_size / 1e6
-        label = f"sparse {n_docs} docs x {nnz} nnz ({mb:.0f} MB)"
+        label = f"sparse {n_docs} docs x {nnz} nnz, {decimals + 1}-digit values ({mb:.0f} MB)"
         size = {"n_docs": n_docs, "nnz_per_doc": nnz, "file_mb": mb}
         rows.append(_row(f"{label}: generate file", time.perf_counter() - t, **size))
         peer = None
@@ -229,6 +232,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     rows += _letor_rows("ohsumed", root, repeat)
     rows += _letor_rows("mq2008", root, repeat)
     rows += sparse_read_rows(100_000 if quick else 1_000_000, repeat=2 if quick else 3)
+    rows += sparse_read_rows(20_000 if quick else 200_000, repeat=2 if quick else 3, decimals=16)
     n = 100_000 if quick else RCV1_N_BIG
     secs, d = _best_of(lambda: make_rcv1_like(n=n), 1 if not quick else 2)
     rows.append(_row("make_rcv1_like", secs, n_docs=n, n_features=d.n_features,
