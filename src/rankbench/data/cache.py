@@ -37,9 +37,17 @@ def default_cache_dir() -> Path | None:
     return Path.home() / ".cache" / "rankbench"
 
 
-def cache_key(raw: bytes, options: dict[str, Any], code: str) -> str:
-    """sha256 over the source file's bytes, the reader options and ``code`` (the reader's fingerprint). O(len(raw))."""
-    h = hashlib.sha256(raw)
+def cache_key(raw: bytes | Path, options: dict[str, Any], code: str) -> str:
+    """sha256 over the source file's bytes, the reader options and ``code`` (the reader's fingerprint). O(len(raw)).
+
+    ``raw`` may be the bytes or the file's path (hashed in 16 MiB blocks, never held whole)."""
+    if isinstance(raw, Path):
+        h = hashlib.sha256()
+        with raw.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 24), b""):
+                h.update(block)
+    else:
+        h = hashlib.sha256(raw)
     h.update(json.dumps({"options": options, "format": CACHE_FORMAT, "code": code},
                         sort_keys=True).encode())
     return h.hexdigest()

@@ -58,7 +58,8 @@ class _Peer(BaseEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         return np.asarray(X @ self.coef_, dtype=float).ravel()
 
-    def _run(self, cmd: list[str], timeout_s: float | None, both: bool = False) -> tuple[str, float]:
+    @staticmethod
+    def _run(cmd: list[str], timeout_s: float | None, both: bool = False) -> tuple[str, float]:
         """Run ``cmd`` within ``timeout_s``; (stdout, or stdout + stderr with ``both``; wall s)."""
         t0 = time.perf_counter()
         try:
@@ -174,9 +175,7 @@ class LiblinearRankSVM(_Peer):
         with tempfile.TemporaryDirectory(prefix="rankbench-liblinear-") as tmp:
             train, model = Path(tmp) / "train.dat", Path(tmp) / "model"
             write_letor(train, X, y, qid)
-            # the same program reading the same file and stopping at once: its parse time
-            _, read = self._run([train_bin, "-s", "8", "-c", repr(float(self.C)), "-e", "1e30",
-                                 str(train), str(model)], self.timeout_s)
+            read = liblinear_read_time(train, self.C, self.timeout_s, model)
             out, wall = self._run([train_bin, "-s", "8", "-c", repr(float(self.C)), "-e",
                                    repr(float(1e-3 if self.tol is None else self.tol)), str(train), str(model)], self.timeout_s)
             self.coef_ = _read_liblinear_model(model, n_features)
@@ -192,6 +191,18 @@ class LiblinearRankSVM(_Peer):
         self.extra_ = {"peer": "liblinear-ranksvm 2.11 train -s 8", "peer_wall_total_s": wall,
                        "peer_read_s": read}
         return self
+
+
+def liblinear_read_time(train: Path, C: float = 1.0, timeout_s: float | None = None,
+                        model: Path | None = None) -> float:
+    """Wall seconds of LIBLINEAR ranksvm (``train -s 8``) reading ``train`` and stopping at once
+    (``-e 1e30``): its parse time, which ``LiblinearRankSVM`` subtracts from its wall time."""
+    check_available("liblinear")
+    with tempfile.TemporaryDirectory(prefix="rankbench-liblinear-") as tmp:
+        out = model if model is not None else Path(tmp) / "model"
+        _, read = _Peer._run([str(program("liblinear")), "-s", "8", "-c", repr(float(C)), "-e", "1e30",
+                              str(train), str(out)], timeout_s)
+    return read
 
 
 def _read_liblinear_model(path: Path, n_features: int) -> np.ndarray:
