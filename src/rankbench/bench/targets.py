@@ -14,6 +14,10 @@ the target asks for; ``met`` says whether it holds; ``higher_is_better`` for spe
 - **Scale.** An MSLR-WEB30K-shaped stand-in (3.7M x 136 dense, 5 levels, 31.5k queries,
   generated in memory): ``tron_tree`` at C = 1e-3 against 60 s and peak memory against 1.3x the
   data; ``prsvm_plus``, SPD (1e7 steps) and LambdaMART (100 rounds) noted beside it.
+- **Warm-started C path.** ``ranksvm_path`` over Chapelle Fig. 1's grid against the costliest
+  cold fit (goal 2).
+- **Reader.** A 1 GB sparse file against LIBLINEAR's reader (goal 1) and peak memory against
+  the final CSR (goal 1.5); the dense LETOR files against the earlier reader (goal 1).
 
 Times are the minimum over interleaved repeats; the machine's other load is in SUMMARY.md.
 """
@@ -233,9 +237,56 @@ def _scale_lambdamart(X, y, qid, name, quick):
              "problem": name}]
 
 
+def path_target_rows(quick: bool) -> list[dict]:
+    """``ranksvm_path`` over Chapelle Fig. 1's 7 C values (OHSUMED fold 1) against the costliest
+    cold fit of the grid (``bench.ranksvm.path_rows``: best of 3, interleaved); goal 2."""
+    from rankbench.bench.ranksvm import PATH_TARGET_RATIO, path_rows
+
+    out = []
+    for r in path_rows(quick):
+        if "cold_max_s" not in r:
+            out.append({"part": "targets", "case": r["case"], "note": r.get("note")})
+            continue
+        out.append(_row(f"ranksvm_path Fig. 1 grid (7 C), {r['dataset']} fold 1, {r['solver']}",
+                        f"costliest cold fit (C={r['cold_max_C']:g})", r["seconds"], r["cold_max_s"],
+                        PATH_TARGET_RATIO, cold_sum_s=r["cold_sum_s"], path_n_cg_iter=r["path_n_cg_iter"],
+                        cold_n_cg_iter=r["cold_n_cg_iter"], all_converged=r["all_converged"]))
+    return out
+
+
+def reader_target_rows(quick: bool) -> list[dict]:
+    """The sparse reader against LIBLINEAR's reader on a generated file (1e6 documents x 75
+    non-zeros, about 1 GB; 1e5 with quick) and its peak memory against the CSR (goals 1 and
+    1.5); dense LETOR files against the earlier reader (goal 1)."""
+    from rankbench.bench.data import _letor_rows, sparse_read_rows
+    from rankbench.data import data_root
+
+    out = []
+    for r in sparse_read_rows(100_000 if quick else 1_000_000, repeat=2 if quick else 3):
+        if not r["case"].endswith("read, stream engine"):
+            continue
+        label = r["case"].split(":")[0]
+        if r.get("peer_read_s"):
+            out.append(_row(f"reader time, {label}", "LIBLINEAR ranksvm's reader", r["seconds"],
+                            r["peer_read_s"], 1.0))
+        out.append(_row(f"reader peak memory, {label}", "final CSR bytes", r["peak_mb"] * 1e6,
+                        r["csr_mb"] * 1e6, 1.5))
+    for name in ("ohsumed", "mq2008"):
+        rows = _letor_rows(name, data_root(), 5)
+        new = next((r for r in rows if r["case"].endswith("read, no cache")), None)
+        old = next((r for r in rows if "buffer engine (earlier reader)" in r["case"]
+                    and "read, no cache" in r["case"]), None)
+        if new and old and new.get("seconds") and old.get("seconds"):
+            out.append(_row(f"dense reader time, {name} fold 1 train", "the earlier reader",
+                            new["seconds"], old["seconds"], 1.0))
+    return out
+
+
 def run(quick: bool = False) -> list[dict]:
     rows = operation_rows(quick)
     rows += thread_rows(quick)
     rows += memory_rows(quick)
+    rows += path_target_rows(quick)
+    rows += reader_target_rows(quick)
     rows += scale_rows(quick)
     return rows
