@@ -14,7 +14,7 @@ _LAZY = {
     "LightGBMLambdaRank": "rankbench.estimators.lambdamart",
     "XGBoostRanker": "rankbench.estimators.lambdamart",
     "AUCSVM": "rankbench.estimators.auc_svm",
-    "KernelMap": "rankbench.estimators.ranksvm",
+    "KernelMap": "rankbench.estimators.kernel_map",
     "RankingData": "rankbench.data.ranking_data",
     "read_letor": "rankbench.data.letor",
     "ResultStore": "rankbench.store",
