@@ -56,3 +56,29 @@ def test_kernel_map_imports_scikit_learn_only_when_used():
 @pytest.mark.parametrize("code", ["rankbench.RankSVM().fit([[1.0], [2.0]], [0, 1]).__sklearn_tags__()"])
 def test_scikit_learn_arrives_when_its_classes_are_needed(code):
     assert "sklearn" in _imported(f"import rankbench\n{code}")
+
+
+def test_startup_bench_rows_state_ratios_to_their_targets(monkeypatch, tmp_path):
+    from rankbench.bench import PARTS, startup
+
+    assert "startup" in PARTS
+    assert startup.process_seconds("pass", 2) > 0
+    seen = []
+    monkeypatch.setattr(startup, "process_seconds",
+                        lambda code, repeat, env=None: seen.append(code) or 0.3)
+    monkeypatch.setenv("RANKBENCH_DATA", str(tmp_path))  # no OHSUMED there: its row says so
+    rows = {r["case"]: r for r in startup.run(quick=True)}
+    imp = rows["import rankbench; rankbench.RankSVM"]
+    assert imp["target_s"] == startup.IMPORT_TARGET_S == 0.6
+    assert imp["ratio_to_target"] == pytest.approx(0.3 / 0.6)
+    one = rows["one-shot: parse OHSUMED Fold1 train + RankSVM fit"]
+    assert one["seconds"] is None and "skipped" in one["note"] and one["target_s"] == 1.0
+    assert "import rankbench; rankbench.RankSVM" in seen
+
+
+def test_one_shot_script_parses_and_fits(tmp_path):
+    from rankbench.bench.startup import ONE_SHOT
+
+    f = tmp_path / "toy.txt"
+    f.write_text("".join(f"{i % 3} qid:{i // 5} 1:{i % 4}.5 2:{(i * 3) % 5}\n" for i in range(20)))
+    assert _imported(ONE_SHOT.format(path=str(f))) == []

@@ -1,3 +1,3 @@
 """Benchmarks behind `make bench`: each module `rankbench.bench.<part>` defines `run(quick)`."""
 
-PARTS = ("data", "metrics", "ranksvm", "spd", "lambdamart", "accuracy", "peers")
+PARTS = ("data", "metrics", "ranksvm", "spd", "lambdamart", "accuracy", "peers", "startup")
