@@ -5,6 +5,7 @@ exception classes it raises."""
 
 from __future__ import annotations
 
+import inspect
 import pickle
 import warnings
 
@@ -109,6 +110,9 @@ def test_set_request_methods_and_routing_are_scikit_learns(name):
         # scikit-learn's own rule, run on our class, says which set_<method>_request exist
         wanted = _MetadataRequester._get_class_level_metadata_request_values.__func__(cls, method)
         assert hasattr(cls, f"set_{method}_request") == bool(wanted), method
+        if wanted:
+            signature = inspect.signature(getattr(cls(), f"set_{method}_request"))
+            assert sorted(set(signature.parameters) - {"self"}) == sorted(wanted)
     with pytest.raises(RuntimeError, match="only available when metadata routing is enabled"):
         cls().set_fit_request(qid=True)
     with sklearn.config_context(enable_metadata_routing=True):

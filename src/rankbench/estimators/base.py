@@ -87,7 +87,8 @@ class _RequestMethod:
     def __get__(self, instance: Any, owner: type) -> Any:
         from sklearn.utils._metadata_requests import RequestMethod
 
-        return RequestMethod(self.method, _metadata_params(owner, self.method)).__get__(instance, owner)
+        keys = sorted(owner._get_class_level_metadata_request_values(self.method))
+        return RequestMethod(self.method, keys).__get__(instance, owner)
 
 
 def _requester() -> type:
