@@ -26,6 +26,7 @@ $(STAMP): pyproject.toml
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m rankbench.warmup  # numba's cache filled once, so no first run compiles
 	@touch $(STAMP)
 
 install: $(STAMP) ## Create .venv and install rankbench with its dev extra

@@ -14,7 +14,7 @@ _LAZY = {
     "LightGBMLambdaRank": "rankbench.estimators.lambdamart",
     "XGBoostRanker": "rankbench.estimators.lambdamart",
     "AUCSVM": "rankbench.estimators.auc_svm",
-    "KernelMap": "rankbench.estimators.ranksvm",
+    "KernelMap": "rankbench.estimators.kernel_map",
     "ranksvm_path": "rankbench.estimators.ranksvm",
     "RankSVMPath": "rankbench.estimators.ranksvm",
     "RankingData": "rankbench.data.ranking_data",

@@ -1,3 +1,4 @@
 """Benchmarks behind `make bench`: each module `rankbench.bench.<part>` defines `run(quick)`."""
 
-PARTS = ("data", "metrics", "ranksvm", "spd", "lambdamart", "accuracy", "peers", "shards", "targets")
+PARTS = ("data", "metrics", "ranksvm", "spd", "lambdamart", "accuracy", "peers", "shards", "startup",
+         "targets")

@@ -30,16 +30,15 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from rankbench.data.ranking_data import RankingData
-from rankbench.estimators.base import RankerMixin
+from rankbench.estimators.base import EstimatorBase, RankerMixin
 from rankbench.estimators.registry import register_solver
 
 COMBINE = ("level", "prevalence", "uniform")
 
 
-class AUCSVM(RankerMixin, BaseEstimator):
+class AUCSVM(RankerMixin, EstimatorBase):
     """One linear ROCArea SVM per relevance class, scores combined (see module doc).
 
     ``C`` is on SVM-perf's scale (loss in percent of swapped pairs); ``qid`` is accepted

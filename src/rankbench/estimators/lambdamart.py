@@ -19,11 +19,10 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from rankbench.boosting.lambdas import MAUC_DELTAS, METRICS, NDCG_DELTAS
 from rankbench.data.ranking_data import RankingData
-from rankbench.estimators.base import RankerMixin
+from rankbench.estimators.base import EstimatorBase, RankerMixin
 from rankbench.estimators.registry import register_solver
 from rankbench.verbose import verbose_line
 
@@ -82,7 +81,7 @@ def _compile_seconds() -> float:
     return time.perf_counter() - t0
 
 
-class _TreeParams(RankerMixin, BaseEstimator):
+class _TreeParams(RankerMixin, EstimatorBase):
     """Tree settings shared by LambdaMART and the native LightGBM ranker."""
 
     _fitted_attribute = "booster_"
@@ -304,7 +303,7 @@ class LightGBMLambdaRank(_TreeParams):
         return self._train("lambdarank", obj_params, X, y, qid, eval_set, "ndcg")
 
 
-class XGBoostRanker(RankerMixin, BaseEstimator):
+class XGBoostRanker(RankerMixin, EstimatorBase):
     """XGBoost ``rank:pairwise`` or ``rank:ndcg`` with loss-guided trees of ``num_leaves`` leaves.
 
     Queries are passed as consecutive integer group ids; ``eval_set`` enables early

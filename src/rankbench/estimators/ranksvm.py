@@ -8,9 +8,9 @@ Lee & Lin's.  ``loss`` names a loss of ``rankbench.objective.LOSSES`` (or is a `
 ``check_params`` refuses a combination that cannot run, naming what would.  Every pairing
 is registered as a solver of the harness (``register_ranksvm_solvers``).
 The non-linear route of Chapelle sect. 6.3 is ``kernel="rbf"|...``: documents are
-mapped by the kernel PCA map (``KernelMap``) and any linear solver runs on the result.
-``ranksvm_path`` fits a grid of C values in increasing order, each from the previous solution,
-to the accuracy of cold fits (``RankSVMPath``).
+mapped by the kernel PCA map (``rankbench.estimators.kernel_map.KernelMap``) and any linear
+solver runs on the result.  ``ranksvm_path`` fits a grid of C values in increasing order, each
+from the previous solution, to the accuracy of cold fits (``RankSVMPath``).
 """
 
 from __future__ import annotations
@@ -21,13 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics.pairwise import pairwise_kernels
-from threadpoolctl import threadpool_limits
 
 from rankbench.data.ranking_data import RankingData, max_abs
-from rankbench.estimators.base import RankerMixin
+from rankbench.estimators.base import EstimatorBase, RankerMixin, convergence_warning
 from rankbench.estimators.registry import register_solver
 from rankbench.objective import ORACLES, make_oracle, pairs_with_margin
 from rankbench.objective.base import check_C
@@ -38,89 +34,43 @@ from rankbench.parallel import numba_threads, resolve_n_jobs
 OPTIMIZER_OPTIONS = ("max_cg_iter", "eta0", "average", "random_state", "step", "cg_history")
 
 
-class KernelMap(TransformerMixin, BaseEstimator):
-    """Kernel PCA map psi(x) = Lambda^{-1/2} U^T k(B, x) over basis points B (Chapelle sect. 6.3).
-
-    With every training point as basis (``n_components=None``) psi(x_i).psi(x_j) = k(x_i, x_j)
-    on the training set, so a linear RankSVM on psi solves the kernel RankSVM; with fewer
-    components (random basis) it is the Nystroem approximation.  O(m^3 + n m d) to fit.
-    """
-
-    def __init__(self, kernel: str = "rbf", n_components: int | None = None, gamma: float | None = None,
-                 degree: int = 3, coef0: float = 1.0, eig_tol: float = 1e-10, random_state=None):
-        self.kernel = kernel
-        self.n_components = n_components
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.eig_tol = eig_tol
-        self.random_state = random_state
-
-    def _k(self, A, B):
-        params = {}
-        if self.kernel in ("rbf", "laplacian", "sigmoid", "poly", "polynomial", "chi2"):
-            params["gamma"] = self.gamma
-        if self.kernel in ("poly", "polynomial"):
-            params.update(degree=self.degree, coef0=self.coef0)
-        if self.kernel == "sigmoid":
-            params["coef0"] = self.coef0
-        return pairwise_kernels(A, B, metric=self.kernel, **params)
-
-    def fit(self, X, y=None):
-        """Choose the basis and compute the map A = U Lambda^{-1/2} (eigenvalues below eig_tol dropped)."""
-        n = X.shape[0]
-        if self.n_components is not None and (not isinstance(self.n_components, int | np.integer)
-                                              or self.n_components < 1):
-            raise ValueError(f"n_components must be a positive integer or None, got {self.n_components!r}")
-        m = n if self.n_components is None else min(int(self.n_components), n)
-        rng = np.random.default_rng(self.random_state)
-        idx = np.arange(n) if m == n else np.sort(rng.choice(n, size=m, replace=False))
-        self.basis_ = X[idx]
-        K = self._k(self.basis_, self.basis_)
-        lam, U = np.linalg.eigh(K)
-        keep = lam > self.eig_tol * max(float(lam.max()), 1e-300)
-        self.map_ = U[:, keep] / np.sqrt(lam[keep])
-        self.n_features_out_ = int(keep.sum())
-        return self
-
-    def transform(self, X):
-        """psi(X): one row of kernel PCA coordinates per document; O(n m d)."""
-        if not hasattr(self, "map_"):
-            raise ValueError("KernelMap is not fitted")
-        return self._k(X, self.basis_) @ self.map_
+WARM_UP_ORACLES = ("pairs", "counting", "tree", "direct", "joachims")
+_WARM: set[tuple[str, bool]] = set()  # (oracle, sparse) whose kernels are loaded
 
 
-_WARM = {"done": False}
-
-
-def warm_up_kernels() -> float:
-    """Compile (or load from numba's cache) every oracle kernel on a tiny problem; returns seconds spent."""
-    if _WARM["done"]:
+def warm_up_kernels(oracles: tuple[str, ...] | None = None, sparse: bool | None = None) -> float:
+    """Compile (or load from numba's cache) the kernels of ``oracles`` (None: every oracle of
+    ``WARM_UP_ORACLES``) with both the squared hinge and the hinge loss, on a tiny problem,
+    dense and, with ``sparse`` True (None: the tree oracle only, as CSR), on CSR input; plus
+    ``pairs_with_margin``.  Each (oracle, layout) is warmed once per process; returns the
+    seconds spent.  ``RankSVM.fit`` warms its own oracle only, so a first run after a fresh
+    install compiles what it uses, not every oracle."""
+    todo = []
+    for name in WARM_UP_ORACLES if oracles is None else oracles:
+        todo.append((name, False))
+        if sparse or (sparse is None and name == "tree"):
+            todo.append((name, True))
+    todo = [key for key in todo if key not in _WARM]
+    if not todo:
         return 0.0
     t = time.perf_counter()
     X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [1.0, 1.0]])
     y = np.array([2, 0, 1, 0])
     ptr = np.array([0, 4], dtype=np.int64)
-    for name in ("pairs", "counting", "tree", "direct", "joachims"):
+    for name, is_sparse in todo:
         for loss in ("squared_hinge", "hinge"):
-            o = make_oracle(name, X, y, ptr, C=1.0, loss=loss)
+            o = make_oracle(name, sp.csr_matrix(X) if is_sparse else X, y, ptr, C=1.0, loss=loss)
             o.fun(np.array([0.1, -0.2]))
             o.grad(np.array([0.1, -0.2]))
             if o.loss.has_hessian:
                 o.hess_vec(np.ones(2))
                 o.hess_diag()
-    for name in ("tree", "counting"):  # the CSR forms of the product kernels
-        o = make_oracle(name, sp.csr_matrix(X), y, ptr, C=1.0)
-        o.fun(np.zeros(2))
-        o.grad(np.zeros(2))
-        o.hess_vec(np.ones(2))
-        o.hess_diag()
+        _WARM.add((name, is_sparse))
     pairs_with_margin(np.ones(2), X, y, ptr)
-    _WARM["done"] = True
     return time.perf_counter() - t
 
 
-class RankSVM(RankerMixin, BaseEstimator):
+class RankSVM(RankerMixin, EstimatorBase):
     """Linear RankSVM, f(w) = 1/2||w||^2 + C sum_{(i,j) in P} loss(w.x_i - w.x_j) (Chapelle eq. 1).
 
     ``solver``: ``<optimizer>_<oracle>`` or an alias (module docstring); ``loss``: a name of
@@ -220,7 +170,8 @@ class RankSVM(RankerMixin, BaseEstimator):
         X, y, qid = self._fit_inputs(X, y, qid, group)
         optimizer, oracle_cls, _ = self._resolve()
         data = RankingData.from_arrays(X, y, qid)
-        self.compile_time_ = warm_up_kernels()
+        self.compile_time_ = warm_up_kernels((oracle_cls.name,),
+                                             sparse=sp.issparse(data.X) and self.kernel is None)
         return self._fit_data(data, optimizer, oracle_cls)
 
     def _optimizer_kwargs(self, optimizer) -> dict:
@@ -240,6 +191,8 @@ class RankSVM(RankerMixin, BaseEstimator):
         Xt = data.X
         self.kernel_map_ = None
         if self.kernel is not None:
+            from rankbench.estimators.kernel_map import KernelMap
+
             self.kernel_map_ = KernelMap(kernel=self.kernel, n_components=self.n_components,
                                          gamma=self.gamma, random_state=self.random_state).fit(Xt)
             Xt = self.kernel_map_.transform(Xt)
@@ -259,6 +212,8 @@ class RankSVM(RankerMixin, BaseEstimator):
                 kwargs["w0"] = w0
             # the optimizers' vectors are short (d): multithreaded BLAS only adds thread wake-ups,
             # which cost 3x the whole fit on a loaded machine; the kernels use n_jobs numba threads
+            from threadpoolctl import threadpool_limits
+
             with threadpool_limits(limits=1, user_api="blas"), numba_threads(self.n_jobs):
                 res = optimizer.function(oracle, **kwargs)
             self.fit_time_ = time.perf_counter() - t0
@@ -284,7 +239,7 @@ class RankSVM(RankerMixin, BaseEstimator):
         self.convergence_ = {"converged": self.converged_, "message": res.message,
                              "n_iter": int(res.n_iter), **dict(res.accuracy or {})}
         if not self.converged_ and optimizer != "sgd_queries":
-            warnings.warn(self._convergence_advice(res), ConvergenceWarning, stacklevel=3)
+            warnings.warn(self._convergence_advice(res), convergence_warning(), stacklevel=3)
         self.n_features_in_ = data.n_features
         self.n_pairs_ = oracle.n_pairs()
         n_pairs, n_ge1 = pairs_with_margin(res.w, Xt, data.y, data.query_ptr)
@@ -408,7 +363,7 @@ def ranksvm_path(X, y, qid=None, Cs=None, *, group=None, warm_start: bool = True
                          "fits of every C")
     X, y, qid = proto._fit_inputs(X, y, qid, group)
     data = RankingData.from_arrays(X, y, qid)
-    compile_time = warm_up_kernels()
+    compile_time = warm_up_kernels((oracle_cls.name,), sparse=sp.issparse(data.X))
     models: list[RankSVM] = []
     cpu = []
     w = None
@@ -475,3 +430,11 @@ def register_ranksvm_solvers() -> None:
 
 
 register_ranksvm_solvers()
+
+
+def __getattr__(name: str):
+    if name == "KernelMap":  # its home is rankbench.estimators.kernel_map (imports scikit-learn)
+        from rankbench.estimators.kernel_map import KernelMap
+
+        return KernelMap
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

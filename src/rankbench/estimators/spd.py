@@ -24,10 +24,9 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
 
 from rankbench.data.ranking_data import RankingData
-from rankbench.estimators.base import RankerMixin
+from rankbench.estimators.base import EstimatorBase, RankerMixin
 from rankbench.estimators.registry import register_solver
 from rankbench.optim.pair_steps import ETA_LEARNERS, ETA_SCHEDULES, LEARNERS
 from rankbench.optim.samplers import SAMPLERS, build_pair_index, seed_rng_state
@@ -58,7 +57,7 @@ def log_checkpoints(n_iter: int, start: int = 100) -> list[int]:
         k += 1
 
 
-class SPDRanker(RankerMixin, BaseEstimator):
+class SPDRanker(RankerMixin, EstimatorBase):
     """Linear ranker trained by Stochastic Pairwise Descent; O(n log n) index + O(n_iter * nnz) steps.
 
     Parameters

@@ -29,7 +29,6 @@ w, hence |min f_q - min f| <= 1.28e-3 C |P| and, f being 1-strongly convex,
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
 
 from rankbench.objective.losses import Piece, PiecewiseLoss, SmoothLoss, register_loss
 
@@ -55,11 +54,15 @@ def logistic_value(t: np.ndarray) -> np.ndarray:
 
 def logistic_derivative(t: np.ndarray) -> np.ndarray:
     """-1 / (1 + e^t)."""
+    from scipy.special import expit  # here: scipy.special costs more to import than a fit
+
     return -expit(-t)
 
 
 def logistic_second_derivative(t: np.ndarray) -> np.ndarray:
     """e^t / (1 + e^t)^2, at most 1/4."""
+    from scipy.special import expit
+
     return expit(t) * expit(-t)
 
 

@@ -12,7 +12,6 @@ tests (ftol, gtol) are switched off; a stall of its line search ends the run unc
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
 
 from rankbench.optim.accuracy import accuracy_dict, certificate
 from rankbench.optim.history import History, OptimResult
@@ -57,6 +56,8 @@ def lbfgs(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int
 
     message = "initial point optimal"
     if not state["converged"]:
+        from scipy.optimize import minimize  # here: scipy.optimize costs more to import than a fit
+
         r = minimize(fun_grad, w, jac=True, method="L-BFGS-B", callback=on_iteration,
                      options={"maxiter": max_iter, "maxcor": memory, "ftol": 0.0, "gtol": 0.0,
                               "maxfun": max(15000, 20 * max_iter)})

@@ -1,0 +1,61 @@
+"""``python -m rankbench.warmup``: after it, a new process finds the kernels it calls in numba's
+cache (numba's own per-dispatcher cache hit / miss counters), so it compiles nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rankbench.warmup import PARTS, main, warm_up
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+# a LETOR parse in a fresh process; prints numba's cache counters of every parse kernel it ran
+PARSE_AND_COUNT = """
+import json, sys
+import numba
+from rankbench.data import letor
+d = letor.read_letor(sys.argv[1], cache=False)
+stats = {n: f.stats for n, f in vars(letor).items() if isinstance(f, numba.core.registry.CPUDispatcher)}
+print(json.dumps({n: [sum(s.cache_hits.values()), sum(s.cache_misses.values())]
+                  for n, s in stats.items() if s.cache_hits or s.cache_misses}))
+"""
+
+
+def _run(args: list[str], cache_dir: Path) -> str:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir),
+           "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env,
+                          timeout=600, check=True).stdout
+
+
+@pytest.mark.slow
+def test_after_warmup_a_new_process_compiles_no_parse_kernel(tmp_path):
+    toy = tmp_path / "toy.txt"
+    toy.write_text("".join(f"{i % 3} qid:{i // 4} 1:{i}.5 2:{i % 2} #docid = d{i}\n" for i in range(8)))
+    cold = tmp_path / "cold"
+    # the check can fail: on an empty cache the same parse misses
+    before = json.loads(_run(["-c", PARSE_AND_COUNT, str(toy)], cold).splitlines()[-1])
+    assert before["tokenize_letor"][1] > 0 and all(miss > 0 for _, miss in before.values())
+    cache = tmp_path / "numba"
+    assert "parse" in _run(["-m", "rankbench.warmup", "parse"], cache)
+    after = json.loads(_run(["-c", PARSE_AND_COUNT, str(toy)], cache).splitlines()[-1])
+    # the kernels called from Python load from the cache (the helpers they inline are not
+    # looked up at all then)
+    assert "tokenize_letor" in after and after.keys() <= before.keys()
+    assert all(hit > 0 and miss == 0 for hit, miss in after.values()), after
+
+
+def test_parts_are_named_and_unknown_ones_refused(capsys):
+    assert set(PARTS) == {"parse", "ranksvm", "spd", "metrics", "lambdamart", "synthetic"}
+    with pytest.raises(ValueError, match="unknown warm-up part"):
+        warm_up(["nope"])
+    assert set(warm_up(["synthetic"])) == {"synthetic"}
+    with pytest.raises(SystemExit):
+        main(["nope"])
+    assert "unknown warm-up part" in capsys.readouterr().err
