@@ -16,6 +16,8 @@ the target asks for; ``met`` says whether it holds; ``higher_is_better`` for spe
   data; ``prsvm_plus``, SPD (1e7 steps) and LambdaMART (100 rounds) noted beside it.
 - **Warm-started C path.** ``ranksvm_path`` over Chapelle Fig. 1's grid against the costliest
   cold fit (goal 2).
+- **Start-up.** ``import rankbench; rankbench.RankSVM`` against 0.6 s and a one-shot OHSUMED
+  parse + fit against 1 s, whole processes.
 - **Reader.** A 1 GB sparse file against LIBLINEAR's reader (goal 1) and peak memory against
   the final CSR (goal 1.5); the dense LETOR files against the earlier reader (goal 1).
 
@@ -282,8 +284,35 @@ def reader_target_rows(quick: bool) -> list[dict]:
     return out
 
 
+def startup_target_rows(quick: bool) -> list[dict]:
+    """Whole processes (``bench.startup``): ``import rankbench; rankbench.RankSVM`` against 0.6 s,
+    a one-shot OHSUMED Fold1 parse + fit against 1 s (numba cache warm), min of 7 (3 quick)."""
+    from rankbench.bench.startup import (
+        IMPORT_TARGET_S,
+        ONE_SHOT,
+        ONE_SHOT_TARGET_S,
+        process_seconds,
+    )
+    from rankbench.data.registry import DatasetNotFound, data_root, letor_split_path
+
+    repeat = 3 if quick else 7
+    rows = [_row("import rankbench; rankbench.RankSVM (whole process)", f"{IMPORT_TARGET_S} s",
+                 process_seconds("import rankbench; rankbench.RankSVM", repeat), IMPORT_TARGET_S, 1.0,
+                 python_pass_s=process_seconds("pass", repeat))]
+    try:
+        path = letor_split_path("ohsumed", 1, "train", root=data_root())
+    except DatasetNotFound:
+        return rows
+    code = ONE_SHOT.format(path=str(path))
+    process_seconds(code, 1)
+    rows.append(_row("one-shot OHSUMED Fold1 parse + RankSVM fit (whole process)",
+                     f"{ONE_SHOT_TARGET_S} s", process_seconds(code, repeat), ONE_SHOT_TARGET_S, 1.0))
+    return rows
+
+
 def run(quick: bool = False) -> list[dict]:
-    rows = operation_rows(quick)
+    rows = startup_target_rows(quick)
+    rows += operation_rows(quick)
     rows += thread_rows(quick)
     rows += memory_rows(quick)
     rows += path_target_rows(quick)
