@@ -41,13 +41,13 @@ def test_after_warmup_a_new_process_compiles_no_parse_kernel(tmp_path):
     cold = tmp_path / "cold"
     # the check can fail: on an empty cache the same parse misses
     before = json.loads(_run(["-c", PARSE_AND_COUNT, str(toy)], cold).splitlines()[-1])
-    assert before["tokenize_letor"][1] > 0 and all(miss > 0 for _, miss in before.values())
+    assert before["fill_letor"][1] > 0 and all(miss > 0 for _, miss in before.values())
     cache = tmp_path / "numba"
     assert "parse" in _run(["-m", "rankbench.warmup", "parse"], cache)
     after = json.loads(_run(["-c", PARSE_AND_COUNT, str(toy)], cache).splitlines()[-1])
     # the kernels called from Python load from the cache (the helpers they inline are not
     # looked up at all then)
-    assert "tokenize_letor" in after and after.keys() <= before.keys()
+    assert "fill_letor" in after and after.keys() <= before.keys()
     assert all(hit > 0 and miss == 0 for hit, miss in after.values()), after
 
 

@@ -364,13 +364,14 @@ class PairOracle:
         total = 0
         for obj in (self.__dict__, self.levels.__dict__):
             for key, val in obj.items():
-                if isinstance(val, np.ndarray) and key not in ("X", "y"):
+                if isinstance(val, np.ndarray) and key not in ("X", "y", "_xtg"):
                     total += val.nbytes
         return total
 
     def workspace_nbytes(self) -> int:
-        """Bytes of the X-product workspace (blocks x d floats, at most a quarter of nnz(X))."""
-        return self._prod.nbytes
+        """Bytes of the O(d) workspace: the X-product blocks (blocks x d floats, at most a quarter
+        of nnz(X)) and the cached X^T dL/dz."""
+        return self._prod.nbytes + (self._xtg.nbytes if self._xtg is not None else 0)
 
     def _pieces(self) -> list[tuple[float, float, int]]:
         """(margin offset, weight, power) of each piece of the (piecewise) loss evaluated."""
