@@ -199,73 +199,59 @@ def _project_and_rescale(learner, lam, eta_mode, v, scale, vsq):
 
 
 @njit(cache=True, fastmath={"reassoc", "nsz"})
-def _dense_diff_dot(v, X, a, b):
-    # Reassociation lets LLVM vectorise the sum (about 3x faster at d = 45 than the
-    # sequential add chain); the order is fixed at compile time, so runs stay
-    # bit-identical on one machine.  Rows are indexed in place: a row view costs
-    # reference-count traffic on every step.
-    acc = 0.0
-    for j in range(v.shape[0]):
-        acc += v[j] * (X[a, j] - X[b, j])
-    return acc
-
-
-@njit(cache=True, inline="always")
-def _dense_diff_sqnorm(X, a, b):
-    d = X.shape[1]
-    s0 = 0.0
-    s1 = 0.0
-    j = 0
-    while j + 2 <= d:
-        e0 = X[a, j] - X[b, j]
-        e1 = X[a, j + 1] - X[b, j + 1]
-        s0 += e0 * e0
-        s1 += e1 * e1
-        j += 2
-    if j < d:
-        e0 = X[a, j] - X[b, j]
-        s0 += e0 * e0
-    return s0 + s1
-
-
-@njit(cache=True, inline="always")
-def _dense_axpy_diff(coef, X, a, b, v):
-    d = v.shape[0]
-    s0 = 0.0
-    s1 = 0.0
-    j = 0
-    while j + 2 <= d:
-        v0 = v[j] + coef * (X[a, j] - X[b, j])
-        v1 = v[j + 1] + coef * (X[a, j + 1] - X[b, j + 1])
-        v[j] = v0
-        v[j + 1] = v1
-        s0 += v0 * v0
-        s1 += v1 * v1
-        j += 2
-    if j < d:
-        v0 = v[j] + coef * (X[a, j] - X[b, j])
-        v[j] = v0
-        s0 += v0 * v0
-    return s0 + s1
-
-
-@njit(cache=True, inline="always")
 def pair_step_dense(X, a, b, yab, t, learner, lam, C, eta_mode, eta_c, v, scale, vsq):
     """One learner step on rows a, b of dense X; O(d).
 
     Returns ``(scale, vsq, added)`` with ``added`` True when x entered w.
+
+    One flat function, not inlined at numba-IR level: LLVM inlines it into the SPD
+    kernel, so the arrays X and v cross no numba-IR call boundary and cost no
+    reference-count traffic per step (an IR-inlined helper taking arrays costs an
+    atomic incref/decref pair per array per call).  Reassociation lets LLVM vectorise
+    the three O(d) loops (<v, x>, ||x||^2, the axpy with its ||v||^2); the summation
+    order is fixed at compile time, so runs stay bit-identical on one machine.  Rows
+    are indexed in place (a row view costs reference-count traffic too).
     """
-    wx = scale * _dense_diff_dot(v, X, a, b)
+    n_feat = X.shape[1]
+    acc = 0.0
+    for j in range(n_feat):
+        acc += v[j] * (X[a, j] - X[b, j])
+    wx = scale * acc
     xx = 0.0
     if needs_squared_norm(learner) and yab * wx < 1.0:
-        xx = _dense_diff_sqnorm(X, a, b)
+        for j in range(n_feat):
+            e = X[a, j] - X[b, j]
+            xx += e * e
     c, d = learner_coefficients(learner, yab, wx, xx, scale * scale * vsq, t, lam, C, eta_mode,
                                 eta_c)
-    scale, vsq = _shrink(c, v, scale, vsq)
+    if c == 0.0:  # the Pegasos shrink at t = 1: w = 0
+        for j in range(n_feat):
+            v[j] = 0.0
+        scale = 1.0
+        vsq = 0.0
+    else:
+        scale = scale * c
     if d != 0.0:
         # ||v||^2 is recomputed exactly here: same O(d) pass, no drift on dense data.
-        vsq = _dense_axpy_diff(d / scale, X, a, b, v)
-    scale, vsq = _project_and_rescale(learner, lam, eta_mode, v, scale, vsq)
+        coef = d / scale
+        s = 0.0
+        for j in range(n_feat):
+            nv = v[j] + coef * (X[a, j] - X[b, j])
+            v[j] = nv
+            s += nv * nv
+        vsq = s
+    r2 = projection_radius_sq(learner, lam, eta_mode)
+    wsq = scale * scale * vsq
+    if wsq > r2:
+        scale *= np.sqrt(r2 / wsq)
+    if scale < _SCALE_LO or scale > _SCALE_HI:
+        s = 0.0
+        for j in range(n_feat):
+            nv = v[j] * scale
+            v[j] = nv
+            s += nv * nv
+        scale = 1.0
+        vsq = s
     return scale, vsq, d != 0.0
 
 
