@@ -123,15 +123,16 @@ def query_delta_terms(y, metric, k):
 
 
 @njit(cache=True)
-def pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, k, exact):
+def pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, k, exact, disc):
     """|Delta Z| of swapping the documents at positions rh, rl (labels yh > yl); O(1).
 
     ``exact``: ndcg with discounts cut at k (else LightGBM's), mauc exact (else sum_abs).
+    ``disc[r]`` is the discount ``1 / log2(2 + r)`` of position r (``discount_table``).
     """
     dist = float(abs(rh - rl))
     if metric == NDCG:
-        dh = _discount(rh) if (rh < k or not exact) else 0.0
-        dl = _discount(rl) if (rl < k or not exact) else 0.0
+        dh = disc[rh] if (rh < k or not exact) else 0.0
+        dl = disc[rl] if (rl < k or not exact) else 0.0
         return (t[yh] - t[yl]) * abs(dh - dl) * inv_max_dcg
     if metric == AUC:
         if (yh > 0) != (yl > 0):
@@ -143,16 +144,51 @@ def pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, k, exact):
 
 
 @njit(cache=True)
-def query_lambdas(s, y, metric, k, sigma, norm, exact, grad, hess):
-    """Lambda-gradients and Hessian weights of one query into grad, hess; O(n log n + n min(n,k))."""
+def discount_table(n):
+    """``[_discount(r) for r in range(n)]``: the same values, two log2 per pair saved; O(n)."""
+    disc = np.empty(max(n, 1))
+    for r in range(n):
+        disc[r] = _discount(r)
+    return disc
+
+
+@njit(cache=True)
+def _stable_order_desc(s, order):
+    """``order`` = np.argsort(-s, kind="mergesort"): positions by decreasing score, ties in
+    document order; O(n^2) insertion sort for short queries (no allocation), mergesort above."""
+    n = s.shape[0]
+    if n > 64:
+        order[:] = np.argsort(-s, kind="mergesort")
+        return
+    for i in range(n):
+        si = s[i]
+        j = i
+        # strict <: an equal score stays after the earlier document (stable)
+        while j > 0 and s[order[j - 1]] < si:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
+
+
+@njit(cache=True)
+def query_lambdas(s, y, metric, k, sigma, norm, exact, grad, hess, disc=None):
+    """Lambda-gradients and Hessian weights of one query into grad, hess; O(n log n + n min(n,k)).
+
+    ``disc``: a ``discount_table`` of at least ``n`` entries (built here when None).
+    """
     n = s.shape[0]
     for i in range(n):
         grad[i] = 0.0
         hess[i] = 0.0
     if n < 2:
         return
+    if disc is None:
+        dtab = discount_table(n)
+    else:
+        dtab = disc
     inv_max_dcg, inv_pn, t = query_delta_terms(y, metric, k)
-    order = np.argsort(-s, kind="mergesort")
+    order = np.empty(n, dtype=np.int64)
+    _stable_order_desc(s, order)
     best = s[order[0]]
     worst = s[order[n - 1]]
     scaled = norm and best != worst
@@ -160,18 +196,22 @@ def query_lambdas(s, y, metric, k, sigma, norm, exact, grad, hess):
     sum_lambdas = 0.0
     for i in range(trunc):
         a = order[i]
+        ya = y[a]
+        sa = s[a]
         for j in range(i + 1, n):
             b = order[j]
-            if y[a] == y[b]:
+            yb = y[b]
+            if ya == yb:
                 continue
-            if y[a] > y[b]:
-                h, l, rh, rl = a, b, i, j
+            if ya > yb:
+                h, l, rh, rl, yh, yl = a, b, i, j, ya, yb
+                ds = sa - s[b]
             else:
-                h, l, rh, rl = b, a, j, i
-            dz = pair_delta(metric, rh, rl, y[h], y[l], inv_max_dcg, inv_pn, t, k, exact)
+                h, l, rh, rl, yh, yl = b, a, j, i, yb, ya
+                ds = s[b] - sa
+            dz = pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, k, exact, dtab)
             if dz == 0.0:
                 continue
-            ds = s[h] - s[l]
             if scaled:
                 dz /= _NORM_EPS + abs(ds)
             rho = 1.0 / (1.0 + math.exp(sigma * ds))
@@ -192,10 +232,14 @@ def query_lambdas(s, y, metric, k, sigma, norm, exact, grad, hess):
 @njit(cache=True, parallel=True)
 def _lambda_gradients(s, y, query_ptr, metric, k, sigma, norm, exact, grad, hess):
     nq = query_ptr.shape[0] - 1
+    longest = 0
+    for q in range(nq):
+        longest = max(longest, query_ptr[q + 1] - query_ptr[q])
+    disc = discount_table(longest)  # shared, read-only
     for q in prange(nq):
         a = query_ptr[q]
         b = query_ptr[q + 1]
-        query_lambdas(s[a:b], y[a:b], metric, k, sigma, norm, exact, grad[a:b], hess[a:b])
+        query_lambdas(s[a:b], y[a:b], metric, k, sigma, norm, exact, grad[a:b], hess[a:b], disc)
 
 
 def lambda_gradients(
@@ -265,12 +309,14 @@ def delta_matrix(scores: np.ndarray, y: np.ndarray, metric: str, k: int = 10,
     pos = np.empty(n, dtype=np.int64)
     pos[order] = np.arange(n)
     out = np.zeros((n, n))
+    disc = discount_table(n)
     for a in range(n):
         for b in range(n):
             if yy[a] <= yy[b]:
                 continue
             if code == NDCG and min(pos[a], pos[b]) >= k:
                 continue
-            d = pair_delta(code, pos[a], pos[b], yy[a], yy[b], inv_max_dcg, inv_pn, t, int(k), exact)
+            d = pair_delta(code, pos[a], pos[b], yy[a], yy[b], inv_max_dcg, inv_pn, t, int(k), exact,
+                           disc)
             out[a, b] = out[b, a] = d
     return out
