@@ -42,7 +42,7 @@ from rankbench.optim.samplers import (
 @njit(cache=True)
 def spd_segment_dense(X, n_steps, learner, lam, C, eta_mode, eta_c, sampler, order, group_start,
                       query_group_ptr, block_hi, block_lo, alias_prob, alias_idx, pos_group,
-                      group_query, doc_query, y, rng, v, fstate, counters):
+                      group_span, doc_query, y, rng, v, fstate, counters):
     """Run ``n_steps`` SPD steps on dense X; O(n_steps d).
 
     State carried over between calls: ``v``, ``fstate = [scale, ||v||^2]``, the RNG
@@ -61,7 +61,7 @@ def spd_segment_dense(X, n_steps, learner, lam, C, eta_mode, eta_c, sampler, ord
     if n_steps > 0:
         na, nb, rejected, st = draw_pair(sampler, st, order, group_start, query_group_ptr,
                                          block_hi, block_lo, alias_prob, alias_idx, pos_group,
-                                         group_query, doc_query, y)
+                                         group_span, doc_query, y)
     for i in range(n_steps):
         a = na
         b = nb
@@ -75,8 +75,7 @@ def spd_segment_dense(X, n_steps, learner, lam, C, eta_mode, eta_c, sampler, ord
                 na, nb, st = draw_uniform(st, order, group_start, block_hi, block_lo, alias_prob,
                                           alias_idx)
             elif sampler == SAMPLER_SOFIA:
-                na, nb, st = draw_sofia(st, order, group_start, query_group_ptr, pos_group,
-                                        group_query)
+                na, nb, st = draw_sofia(st, order, pos_group, group_span)
             else:
                 na, nb, r, st = draw_rejection(st, doc_query, y)
                 rejected += r
@@ -99,7 +98,7 @@ def spd_segment_dense(X, n_steps, learner, lam, C, eta_mode, eta_c, sampler, ord
 def spd_segment_sparse(data, indices, indptr, n_steps, learner, lam, C, eta_mode, eta_c, sampler,
                        order,
                        group_start, query_group_ptr, block_hi, block_lo, alias_prob,
-                       alias_idx, pos_group, group_query, doc_query, y, rng, v, fstate,
+                       alias_idx, pos_group, group_span, doc_query, y, rng, v, fstate,
                        counters):
     """Run ``n_steps`` SPD steps on CSR X; O(n_steps * (nnz(a) + nnz(b)))."""
     st = rng_load(rng)
@@ -118,8 +117,7 @@ def spd_segment_sparse(data, indices, indptr, n_steps, learner, lam, C, eta_mode
             a, b, st = draw_uniform(st, order, group_start, block_hi, block_lo, alias_prob,
                                     alias_idx)
         elif sampler == SAMPLER_SOFIA:
-            a, b, st = draw_sofia(st, order, group_start, query_group_ptr, pos_group,
-                                  group_query)
+            a, b, st = draw_sofia(st, order, pos_group, group_span)
         else:
             a, b, r, st = draw_rejection(st, doc_query, y)
             rejected += r
