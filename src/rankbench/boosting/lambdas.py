@@ -81,15 +81,30 @@ def query_delta_terms(y, metric, k):
     ``t`` holds ``t(c) = 1 / (R N_c)`` per label value for mauc (0 for class 0 and
     undefined classes), the label gains ``2^c - 1`` for ndcg; unused otherwise.
     """
+    top = 0
+    for i in range(y.shape[0]):
+        if y[i] > top:
+            top = y[i]
+    counts = np.empty(top + 1, dtype=np.int64)
+    t = np.empty(top + 1)
+    inv_max_dcg, inv_pn = _delta_terms_into(y, metric, k, counts, t)
+    return inv_max_dcg, inv_pn, t
+
+
+@njit(cache=True)
+def _delta_terms_into(y, metric, k, counts, t):
+    """query_delta_terms into scratch ``counts`` / ``t`` of at least max(y) + 1 entries
+    (entries up to max(y) are written); returns (inv_max_dcg, inv_pn); O(n + L)."""
     n = y.shape[0]
     top = 0
     for i in range(n):
         if y[i] > top:
             top = y[i]
-    counts = np.zeros(top + 1, dtype=np.int64)
+    for c in range(top + 1):
+        counts[c] = 0
+        t[c] = 0.0
     for i in range(n):
         counts[y[i]] += 1
-    t = np.zeros(top + 1)
     inv_max_dcg = 0.0
     inv_pn = 0.0
     if metric == NDCG:
@@ -119,7 +134,7 @@ def query_delta_terms(y, metric, k):
         for c in range(1, top + 1):
             if counts[c] > 0 and counts[c] < n:
                 t[c] = 1.0 / (float(rel) * float(n - counts[c]))
-    return inv_max_dcg, inv_pn, t
+    return inv_max_dcg, inv_pn
 
 
 @njit(cache=True)
@@ -177,18 +192,28 @@ def query_lambdas(s, y, metric, k, sigma, norm, exact, grad, hess, disc=None):
     ``disc``: a ``discount_table`` of at least ``n`` entries (built here when None).
     """
     n = s.shape[0]
+    top = 0
+    for i in range(n):
+        if y[i] > top:
+            top = y[i]
+    dtab = discount_table(n) if disc is None else disc
+    _query_lambdas_into(s, y, metric, k, sigma, norm, exact, grad, hess, dtab,
+                        np.empty(max(n, 1), dtype=np.int64), np.empty(top + 1, dtype=np.int64),
+                        np.empty(top + 1))
+
+
+@njit(cache=True)
+def _query_lambdas_into(s, y, metric, k, sigma, norm, exact, grad, hess, disc, order, counts, t):
+    """query_lambdas with caller-owned scratch: ``order`` (>= n entries), ``counts`` and ``t``
+    (>= max(y) + 1 entries), so a chunk of queries allocates once."""
+    n = s.shape[0]
     for i in range(n):
         grad[i] = 0.0
         hess[i] = 0.0
     if n < 2:
         return
-    if disc is None:
-        dtab = discount_table(n)
-    else:
-        dtab = disc
-    inv_max_dcg, inv_pn, t = query_delta_terms(y, metric, k)
-    order = np.empty(n, dtype=np.int64)
-    _stable_order_desc(s, order)
+    inv_max_dcg, inv_pn = _delta_terms_into(y, metric, k, counts, t)
+    _stable_order_desc(s, order[:n])
     best = s[order[0]]
     worst = s[order[n - 1]]
     scaled = norm and best != worst
@@ -209,7 +234,7 @@ def query_lambdas(s, y, metric, k, sigma, norm, exact, grad, hess, disc=None):
             else:
                 h, l, rh, rl, yh, yl = b, a, j, i, yb, ya
                 ds = s[b] - sa
-            dz = pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, k, exact, dtab)
+            dz = pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, k, exact, disc)
             if dz == 0.0:
                 continue
             if scaled:
@@ -229,17 +254,31 @@ def query_lambdas(s, y, metric, k, sigma, norm, exact, grad, hess, disc=None):
             hess[i] *= f
 
 
+_CHUNKS = 64  # query chunks of the parallel loop: one scratch allocation per chunk
+
+
 @njit(cache=True, parallel=True)
 def _lambda_gradients(s, y, query_ptr, metric, k, sigma, norm, exact, grad, hess):
     nq = query_ptr.shape[0] - 1
-    longest = 0
+    longest = 1
     for q in range(nq):
         longest = max(longest, query_ptr[q + 1] - query_ptr[q])
+    top = 0
+    for i in range(y.shape[0]):
+        top = max(top, y[i])
     disc = discount_table(longest)  # shared, read-only
-    for q in prange(nq):
-        a = query_ptr[q]
-        b = query_ptr[q + 1]
-        query_lambdas(s[a:b], y[a:b], metric, k, sigma, norm, exact, grad[a:b], hess[a:b], disc)
+    n_chunks = min(nq, _CHUNKS)
+    # Queries are independent and each writes only its own slice: the chunking (and the
+    # thread count) cannot change any value.
+    for c in prange(n_chunks):
+        order = np.empty(longest, dtype=np.int64)
+        counts = np.empty(top + 1, dtype=np.int64)
+        t = np.empty(top + 1)
+        for q in range(c * nq // n_chunks, (c + 1) * nq // n_chunks):
+            a = query_ptr[q]
+            b = query_ptr[q + 1]
+            _query_lambdas_into(s[a:b], y[a:b], metric, k, sigma, norm, exact, grad[a:b],
+                                hess[a:b], disc, order, counts, t)
 
 
 def lambda_gradients(
