@@ -167,22 +167,52 @@ def discount_table(n):
     return disc
 
 
+_RUN = 8  # insertion-sorted run length of the merge sort
+
+
 @njit(cache=True)
-def _stable_order_desc(s, order):
+def _stable_order_desc(s, order, tmp):
     """``order`` = np.argsort(-s, kind="mergesort"): positions by decreasing score, ties in
-    document order; O(n^2) insertion sort for short queries (no allocation), mergesort above."""
+    document order; O(n log n) bottom-up merge sort over insertion-sorted runs of 8, with
+    ``tmp`` (>= n entries) as scratch, so no allocation.
+
+    (A plain insertion sort was O(n^2) on the common case of a query whose documents come in
+    increasing score order, e.g. canonical order = increasing label with a fitted model.)
+    """
     n = s.shape[0]
-    if n > 64:
-        order[:] = np.argsort(-s, kind="mergesort")
-        return
-    for i in range(n):
-        si = s[i]
-        j = i
-        # strict <: an equal score stays after the earlier document (stable)
-        while j > 0 and s[order[j - 1]] < si:
-            order[j] = order[j - 1]
-            j -= 1
-        order[j] = i
+    for lo in range(0, n, _RUN):
+        hi = min(lo + _RUN, n)
+        for i in range(lo, hi):
+            si = s[i]
+            j = i
+            # strict <: an equal score stays after the earlier document (stable)
+            while j > lo and s[order[j - 1]] < si:
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = i
+    width = _RUN
+    in_order = True  # the current runs are in ``order`` (else in ``tmp``)
+    while width < n:
+        src = order if in_order else tmp
+        dst = tmp if in_order else order
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            for o in range(lo, hi):
+                # the left run first on ties (stable)
+                if j >= hi or (i < mid and s[src[i]] >= s[src[j]]):
+                    dst[o] = src[i]
+                    i += 1
+                else:
+                    dst[o] = src[j]
+                    j += 1
+        in_order = not in_order
+        width *= 2
+    if not in_order:
+        for i in range(n):
+            order[i] = tmp[i]
 
 
 @njit(cache=True)
@@ -197,43 +227,55 @@ def query_lambdas(s, y, metric, k, sigma, norm, exact, grad, hess, disc=None):
         if y[i] > top:
             top = y[i]
     dtab = discount_table(n) if disc is None else disc
+    m = max(n, 1)
     _query_lambdas_into(s, y, metric, k, sigma, norm, exact, grad, hess, dtab,
-                        np.empty(max(n, 1), dtype=np.int64), np.empty(top + 1, dtype=np.int64),
-                        np.empty(top + 1))
+                        np.empty(m, dtype=np.int64), np.empty(top + 1, dtype=np.int64),
+                        np.empty(top + 1), np.empty(m), np.empty(m, dtype=y.dtype), np.empty(m),
+                        np.empty(m), np.empty(m, dtype=np.int64))
 
 
 @njit(cache=True)
-def _query_lambdas_into(s, y, metric, k, sigma, norm, exact, grad, hess, disc, order, counts, t):
-    """query_lambdas with caller-owned scratch: ``order`` (>= n entries), ``counts`` and ``t``
-    (>= max(y) + 1 entries), so a chunk of queries allocates once."""
+def _query_lambdas_into(s, y, metric, k, sigma, norm, exact, grad, hess, disc, order, counts, t,
+                        sorted_s, sorted_y, grad_pos, hess_pos, sort_tmp):
+    """query_lambdas with caller-owned scratch: ``order``, ``sort_tmp``, ``sorted_s``, ``sorted_y``,
+    ``grad_pos``, ``hess_pos`` (>= n entries), ``counts`` and ``t`` (>= max(y) + 1 entries),
+    so a chunk of queries allocates once."""
     n = s.shape[0]
-    for i in range(n):
-        grad[i] = 0.0
-        hess[i] = 0.0
     if n < 2:
+        for i in range(n):
+            grad[i] = 0.0
+            hess[i] = 0.0
         return
     inv_max_dcg, inv_pn = _delta_terms_into(y, metric, k, counts, t)
-    _stable_order_desc(s, order[:n])
-    best = s[order[0]]
-    worst = s[order[n - 1]]
-    scaled = norm and best != worst
+    _stable_order_desc(s, order[:n], sort_tmp[:n])
+    # Scores and labels gathered in rank order and the sums kept per rank position, so the
+    # pair loop reads and writes contiguous memory; every document still receives the same
+    # additions in the same order (identical values), scattered back at the end.
+    ss = sorted_s[:n]
+    ys = sorted_y[:n]
+    gpos = grad_pos[:n]
+    hpos = hess_pos[:n]
+    for i in range(n):
+        ss[i] = s[order[i]]
+        ys[i] = y[order[i]]
+        gpos[i] = 0.0
+        hpos[i] = 0.0
+    scaled = norm and ss[0] != ss[n - 1]
     trunc = min(n - 1, k) if metric == NDCG else n - 1
     sum_lambdas = 0.0
     for i in range(trunc):
-        a = order[i]
-        ya = y[a]
-        sa = s[a]
+        ya = ys[i]
+        sa = ss[i]
         for j in range(i + 1, n):
-            b = order[j]
-            yb = y[b]
+            yb = ys[j]
             if ya == yb:
                 continue
             if ya > yb:
-                h, l, rh, rl, yh, yl = a, b, i, j, ya, yb
-                ds = sa - s[b]
+                rh, rl, yh, yl = i, j, ya, yb
+                ds = sa - ss[j]
             else:
-                h, l, rh, rl, yh, yl = b, a, j, i, yb, ya
-                ds = s[b] - sa
+                rh, rl, yh, yl = j, i, yb, ya
+                ds = ss[j] - sa
             dz = pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, k, exact, disc)
             if dz == 0.0:
                 continue
@@ -242,16 +284,22 @@ def _query_lambdas_into(s, y, metric, k, sigma, norm, exact, grad, hess, disc, o
             rho = 1.0 / (1.0 + math.exp(sigma * ds))
             lam = -sigma * rho * dz
             hw = sigma * sigma * rho * (1.0 - rho) * dz
-            grad[h] += lam
-            grad[l] -= lam
-            hess[h] += hw
-            hess[l] += hw
+            gpos[rh] += lam
+            gpos[rl] -= lam
+            hpos[rh] += hw
+            hpos[rl] += hw
             sum_lambdas -= 2.0 * lam
+    f = 1.0
     if norm and sum_lambdas > 0.0:
         f = math.log2(1.0 + sum_lambdas) / sum_lambdas
-        for i in range(n):
-            grad[i] *= f
-            hess[i] *= f
+    for i in range(n):
+        d = order[i]
+        if f != 1.0:
+            grad[d] = gpos[i] * f
+            hess[d] = hpos[i] * f
+        else:
+            grad[d] = gpos[i]
+            hess[d] = hpos[i]
 
 
 _CHUNKS = 64  # query chunks of the parallel loop: one scratch allocation per chunk
@@ -274,11 +322,17 @@ def _lambda_gradients(s, y, query_ptr, metric, k, sigma, norm, exact, grad, hess
         order = np.empty(longest, dtype=np.int64)
         counts = np.empty(top + 1, dtype=np.int64)
         t = np.empty(top + 1)
+        sorted_s = np.empty(longest)
+        sorted_y = np.empty(longest, dtype=y.dtype)
+        grad_pos = np.empty(longest)
+        hess_pos = np.empty(longest)
+        sort_tmp = np.empty(longest, dtype=np.int64)
         for q in range(c * nq // n_chunks, (c + 1) * nq // n_chunks):
             a = query_ptr[q]
             b = query_ptr[q + 1]
             _query_lambdas_into(s[a:b], y[a:b], metric, k, sigma, norm, exact, grad[a:b],
-                                hess[a:b], disc, order, counts, t)
+                                hess[a:b], disc, order, counts, t, sorted_s, sorted_y,
+                                grad_pos, hess_pos, sort_tmp)
 
 
 def lambda_gradients(
