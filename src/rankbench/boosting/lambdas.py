@@ -266,6 +266,9 @@ def _query_lambdas_into(s, y, metric, k, sigma, norm, exact, grad, hess, disc, o
     for i in range(trunc):
         ya = ys[i]
         sa = ss[i]
+        # position i's sums live in registers over the j loop (same additions, same order)
+        gi = gpos[i]
+        hi = hpos[i]
         for j in range(i + 1, n):
             yb = ys[j]
             if ya == yb:
@@ -276,7 +279,12 @@ def _query_lambdas_into(s, y, metric, k, sigma, norm, exact, grad, hess, disc, o
             else:
                 rh, rl, yh, yl = j, i, yb, ya
                 ds = ss[j] - sa
-            dz = pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, k, exact, disc)
+            if metric == NDCG:  # pair_delta's NDCG branch, spelt out (the hot case)
+                dh = disc[rh] if (rh < k or not exact) else 0.0
+                dl = disc[rl] if (rl < k or not exact) else 0.0
+                dz = (t[yh] - t[yl]) * abs(dh - dl) * inv_max_dcg
+            else:
+                dz = pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, k, exact, disc)
             if dz == 0.0:
                 continue
             if scaled:
@@ -284,11 +292,17 @@ def _query_lambdas_into(s, y, metric, k, sigma, norm, exact, grad, hess, disc, o
             rho = 1.0 / (1.0 + math.exp(sigma * ds))
             lam = -sigma * rho * dz
             hw = sigma * sigma * rho * (1.0 - rho) * dz
-            gpos[rh] += lam
-            gpos[rl] -= lam
-            hpos[rh] += hw
-            hpos[rl] += hw
+            if ya > yb:  # i is the preferred document h
+                gi += lam
+                gpos[j] -= lam
+            else:
+                gpos[j] += lam
+                gi -= lam
+            hi += hw
+            hpos[j] += hw
             sum_lambdas -= 2.0 * lam
+        gpos[i] = gi
+        hpos[i] = hi
     f = 1.0
     if norm and sum_lambdas > 0.0:
         f = math.log2(1.0 + sum_lambdas) / sum_lambdas
