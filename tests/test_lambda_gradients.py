@@ -320,3 +320,56 @@ def test_gradients_do_not_depend_on_thread_count():
         numba.set_num_threads(before)
     np.testing.assert_array_equal(g1, g2)
     np.testing.assert_array_equal(h1, h2)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 9, 16, 17, 33, 64, 65, 200])
+def test_stable_order_is_mergesort_argsort(n):
+    """Our allocation-free merge sort gives numpy's stable order (ties, signed zeros, sorted and
+    reversed input, run lengths around the 8-element insertion-sorted runs)."""
+    from rankbench.boosting.lambdas import _stable_order_desc
+
+    rng = np.random.default_rng(n)
+    x = rng.normal(size=n)
+    for s in (x, np.sort(x), -np.sort(x), rng.integers(-2, 3, size=n).astype(float),
+              np.where(rng.random(n) < 0.5, 0.0, -0.0)):
+        order = np.full(n, -1, dtype=np.int64)
+        _stable_order_desc(s, order, np.empty(n, dtype=np.int64))
+        np.testing.assert_array_equal(order, np.argsort(-s, kind="mergesort"))
+
+
+@pytest.mark.parametrize("metric", ["auc", "mauc", "ndcg"])
+def test_long_query_gradients_match_per_pair_reference(metric):
+    """A 90-document query (several merge passes) against the per-pair reference."""
+    rng = np.random.default_rng(5)
+    ptr = np.array([0, 90, 97])
+    y = rng.integers(0, 3, size=97)
+    s = np.round(rng.normal(size=97), 1)  # many ties
+    g, h = lambda_gradients(s, y, ptr, metric, k=10)
+    rg, rh = ref_lambdas(s, y, ptr, metric, 10, 1.0, True, "lightgbm")
+    np.testing.assert_allclose(g, rg, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(h, rh, rtol=1e-10, atol=1e-13)
+
+
+def test_lightgbm_hook_gives_lambda_gradients_every_round():
+    """The custom-objective hook (kernel straight into reused buffers) returns exactly lambda_gradients."""
+    from rankbench.boosting.lightgbm_hook import LambdaObjective
+
+    rng = np.random.default_rng(8)
+    sizes = rng.integers(1, 30, size=40)
+    ptr = np.concatenate(([0], np.cumsum(sizes)))
+    y = rng.integers(0, 4, size=ptr[-1])
+    for metric in ("ndcg", "auc", "mauc"):
+        hook = LambdaObjective(y, ptr, metric, 5, 1.5, True, "sum_abs", "exact")
+        for _ in range(3):
+            s = rng.normal(size=ptr[-1])
+            g, h = hook(s, None)
+            eg, eh = lambda_gradients(s, y, ptr, metric, 5, 1.5, True, "sum_abs", "exact")
+            np.testing.assert_array_equal(g, eg)
+            np.testing.assert_array_equal(h, eh)
+        assert hook.calls == 3
+        with pytest.raises(ValueError, match="NaN or inf"):
+            hook(np.full(ptr[-1], np.nan), None)
+        with pytest.raises(ValueError, match="scores for"):
+            hook(np.zeros(ptr[-1] + 1), None)
+    with pytest.raises(ValueError, match="labels"):
+        LambdaObjective(-np.ones(4, dtype=int), np.array([0, 4]), "auc", 5, 1.0, True, "exact")

@@ -191,19 +191,22 @@ def test_same_seed_is_bit_identical_and_seed_matters():
     assert not np.array_equal(fit(5), fit(6))
 
 
+@pytest.mark.parametrize("sampler", ["uniform", "indexed", "sofia", "rejection"])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_segmented_run_is_bit_identical_to_one_run(sparse):
+def test_segmented_run_is_bit_identical_to_one_run(sparse, sampler):
+    """Segments (the dense kernel draws each pair one step ahead) continue the one run exactly."""
     X, y, qid = ranking_problem(seed=3, sparse=sparse)
     Xk = sp.csr_matrix(X) if sparse else X
     qp = np.array([0, *np.flatnonzero(np.diff(qid)) + 1, len(y)])
     index = build_pair_index(y, qp)
     one = SPDState.start(X.shape[1], 4)
-    run_segment(Xk, index, one, 50_000, "pegasos", 1e-3, 1.0, "uniform")
+    run_segment(Xk, index, one, 50_000, "pegasos", 1e-3, 1.0, sampler)
     cut = SPDState.start(X.shape[1], 4)
-    for end in (1, 100, 101, 7000, 50_000):
-        run_segment(Xk, index, cut, end - cut.n_steps, "pegasos", 1e-3, 1.0, "uniform")
+    for end in (1, 100, 101, 101, 7000, 50_000):
+        run_segment(Xk, index, cut, end - cut.n_steps, "pegasos", 1e-3, 1.0, sampler)
     assert np.array_equal(one.coef(), cut.coef())
     assert np.array_equal(one.rng, cut.rng)
+    assert np.array_equal(one.counters, cut.counters)
 
 
 @pytest.mark.parametrize("learner", list(LEARNERS))

@@ -81,15 +81,30 @@ def query_delta_terms(y, metric, k):
     ``t`` holds ``t(c) = 1 / (R N_c)`` per label value for mauc (0 for class 0 and
     undefined classes), the label gains ``2^c - 1`` for ndcg; unused otherwise.
     """
+    top = 0
+    for i in range(y.shape[0]):
+        if y[i] > top:
+            top = y[i]
+    counts = np.empty(top + 1, dtype=np.int64)
+    t = np.empty(top + 1)
+    inv_max_dcg, inv_pn = _delta_terms_into(y, metric, k, counts, t)
+    return inv_max_dcg, inv_pn, t
+
+
+@njit(cache=True)
+def _delta_terms_into(y, metric, k, counts, t):
+    """query_delta_terms into scratch ``counts`` / ``t`` of at least max(y) + 1 entries
+    (entries up to max(y) are written); returns (inv_max_dcg, inv_pn); O(n + L)."""
     n = y.shape[0]
     top = 0
     for i in range(n):
         if y[i] > top:
             top = y[i]
-    counts = np.zeros(top + 1, dtype=np.int64)
+    for c in range(top + 1):
+        counts[c] = 0
+        t[c] = 0.0
     for i in range(n):
         counts[y[i]] += 1
-    t = np.zeros(top + 1)
     inv_max_dcg = 0.0
     inv_pn = 0.0
     if metric == NDCG:
@@ -119,19 +134,20 @@ def query_delta_terms(y, metric, k):
         for c in range(1, top + 1):
             if counts[c] > 0 and counts[c] < n:
                 t[c] = 1.0 / (float(rel) * float(n - counts[c]))
-    return inv_max_dcg, inv_pn, t
+    return inv_max_dcg, inv_pn
 
 
 @njit(cache=True)
-def pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, k, exact):
+def pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, k, exact, disc):
     """|Delta Z| of swapping the documents at positions rh, rl (labels yh > yl); O(1).
 
     ``exact``: ndcg with discounts cut at k (else LightGBM's), mauc exact (else sum_abs).
+    ``disc[r]`` is the discount ``1 / log2(2 + r)`` of position r (``discount_table``).
     """
     dist = float(abs(rh - rl))
     if metric == NDCG:
-        dh = _discount(rh) if (rh < k or not exact) else 0.0
-        dl = _discount(rl) if (rl < k or not exact) else 0.0
+        dh = disc[rh] if (rh < k or not exact) else 0.0
+        dl = disc[rl] if (rl < k or not exact) else 0.0
         return (t[yh] - t[yl]) * abs(dh - dl) * inv_max_dcg
     if metric == AUC:
         if (yh > 0) != (yl > 0):
@@ -143,59 +159,194 @@ def pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, k, exact):
 
 
 @njit(cache=True)
-def query_lambdas(s, y, metric, k, sigma, norm, exact, grad, hess):
-    """Lambda-gradients and Hessian weights of one query into grad, hess; O(n log n + n min(n,k))."""
+def discount_table(n):
+    """``[_discount(r) for r in range(n)]``: the same values, two log2 per pair saved; O(n)."""
+    disc = np.empty(max(n, 1))
+    for r in range(n):
+        disc[r] = _discount(r)
+    return disc
+
+
+_RUN = 8  # insertion-sorted run length of the merge sort
+
+
+@njit(cache=True)
+def _stable_order_desc(s, order, tmp):
+    """``order`` = np.argsort(-s, kind="mergesort"): positions by decreasing score, ties in
+    document order; O(n log n) bottom-up merge sort over insertion-sorted runs of 8, with
+    ``tmp`` (>= n entries) as scratch, so no allocation.
+
+    (A plain insertion sort was O(n^2) on the common case of a query whose documents come in
+    increasing score order, e.g. canonical order = increasing label with a fitted model.)
+    """
     n = s.shape[0]
+    for lo in range(0, n, _RUN):
+        hi = min(lo + _RUN, n)
+        for i in range(lo, hi):
+            si = s[i]
+            j = i
+            # strict <: an equal score stays after the earlier document (stable)
+            while j > lo and s[order[j - 1]] < si:
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = i
+    width = _RUN
+    in_order = True  # the current runs are in ``order`` (else in ``tmp``)
+    while width < n:
+        src = order if in_order else tmp
+        dst = tmp if in_order else order
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            for o in range(lo, hi):
+                # the left run first on ties (stable)
+                if j >= hi or (i < mid and s[src[i]] >= s[src[j]]):
+                    dst[o] = src[i]
+                    i += 1
+                else:
+                    dst[o] = src[j]
+                    j += 1
+        in_order = not in_order
+        width *= 2
+    if not in_order:
+        for i in range(n):
+            order[i] = tmp[i]
+
+
+@njit(cache=True)
+def query_lambdas(s, y, metric, k, sigma, norm, exact, grad, hess, disc=None):
+    """Lambda-gradients and Hessian weights of one query into grad, hess; O(n log n + n min(n,k)).
+
+    ``disc``: a ``discount_table`` of at least ``n`` entries (built here when None).
+    """
+    n = s.shape[0]
+    top = 0
     for i in range(n):
-        grad[i] = 0.0
-        hess[i] = 0.0
+        if y[i] > top:
+            top = y[i]
+    dtab = discount_table(n) if disc is None else disc
+    m = max(n, 1)
+    _query_lambdas_into(s, y, metric, k, sigma, norm, exact, grad, hess, dtab,
+                        np.empty(m, dtype=np.int64), np.empty(top + 1, dtype=np.int64),
+                        np.empty(top + 1), np.empty(m), np.empty(m, dtype=y.dtype), np.empty(m),
+                        np.empty(m), np.empty(m, dtype=np.int64))
+
+
+@njit(cache=True)
+def _query_lambdas_into(s, y, metric, k, sigma, norm, exact, grad, hess, disc, order, counts, t,
+                        sorted_s, sorted_y, grad_pos, hess_pos, sort_tmp):
+    """query_lambdas with caller-owned scratch: ``order``, ``sort_tmp``, ``sorted_s``, ``sorted_y``,
+    ``grad_pos``, ``hess_pos`` (>= n entries), ``counts`` and ``t`` (>= max(y) + 1 entries),
+    so a chunk of queries allocates once."""
+    n = s.shape[0]
     if n < 2:
+        for i in range(n):
+            grad[i] = 0.0
+            hess[i] = 0.0
         return
-    inv_max_dcg, inv_pn, t = query_delta_terms(y, metric, k)
-    order = np.argsort(-s, kind="mergesort")
-    best = s[order[0]]
-    worst = s[order[n - 1]]
-    scaled = norm and best != worst
+    inv_max_dcg, inv_pn = _delta_terms_into(y, metric, k, counts, t)
+    _stable_order_desc(s, order[:n], sort_tmp[:n])
+    # Scores and labels gathered in rank order and the sums kept per rank position, so the
+    # pair loop reads and writes contiguous memory; every document still receives the same
+    # additions in the same order (identical values), scattered back at the end.
+    ss = sorted_s[:n]
+    ys = sorted_y[:n]
+    gpos = grad_pos[:n]
+    hpos = hess_pos[:n]
+    for i in range(n):
+        ss[i] = s[order[i]]
+        ys[i] = y[order[i]]
+        gpos[i] = 0.0
+        hpos[i] = 0.0
+    scaled = norm and ss[0] != ss[n - 1]
     trunc = min(n - 1, k) if metric == NDCG else n - 1
     sum_lambdas = 0.0
     for i in range(trunc):
-        a = order[i]
+        ya = ys[i]
+        sa = ss[i]
+        # position i's sums live in registers over the j loop (same additions, same order)
+        gi = gpos[i]
+        hi = hpos[i]
         for j in range(i + 1, n):
-            b = order[j]
-            if y[a] == y[b]:
+            yb = ys[j]
+            if ya == yb:
                 continue
-            if y[a] > y[b]:
-                h, l, rh, rl = a, b, i, j
+            if ya > yb:
+                rh, rl, yh, yl = i, j, ya, yb
+                ds = sa - ss[j]
             else:
-                h, l, rh, rl = b, a, j, i
-            dz = pair_delta(metric, rh, rl, y[h], y[l], inv_max_dcg, inv_pn, t, k, exact)
+                rh, rl, yh, yl = j, i, yb, ya
+                ds = ss[j] - sa
+            if metric == NDCG:  # pair_delta's NDCG branch, spelt out (the hot case)
+                dh = disc[rh] if (rh < k or not exact) else 0.0
+                dl = disc[rl] if (rl < k or not exact) else 0.0
+                dz = (t[yh] - t[yl]) * abs(dh - dl) * inv_max_dcg
+            else:
+                dz = pair_delta(metric, rh, rl, yh, yl, inv_max_dcg, inv_pn, t, k, exact, disc)
             if dz == 0.0:
                 continue
-            ds = s[h] - s[l]
             if scaled:
                 dz /= _NORM_EPS + abs(ds)
             rho = 1.0 / (1.0 + math.exp(sigma * ds))
             lam = -sigma * rho * dz
             hw = sigma * sigma * rho * (1.0 - rho) * dz
-            grad[h] += lam
-            grad[l] -= lam
-            hess[h] += hw
-            hess[l] += hw
+            if ya > yb:  # i is the preferred document h
+                gi += lam
+                gpos[j] -= lam
+            else:
+                gpos[j] += lam
+                gi -= lam
+            hi += hw
+            hpos[j] += hw
             sum_lambdas -= 2.0 * lam
+        gpos[i] = gi
+        hpos[i] = hi
+    f = 1.0
     if norm and sum_lambdas > 0.0:
         f = math.log2(1.0 + sum_lambdas) / sum_lambdas
-        for i in range(n):
-            grad[i] *= f
-            hess[i] *= f
+    for i in range(n):
+        d = order[i]
+        if f != 1.0:
+            grad[d] = gpos[i] * f
+            hess[d] = hpos[i] * f
+        else:
+            grad[d] = gpos[i]
+            hess[d] = hpos[i]
+
+
+_CHUNKS = 64  # query chunks of the parallel loop: one scratch allocation per chunk
 
 
 @njit(cache=True, parallel=True)
 def _lambda_gradients(s, y, query_ptr, metric, k, sigma, norm, exact, grad, hess):
     nq = query_ptr.shape[0] - 1
-    for q in prange(nq):
-        a = query_ptr[q]
-        b = query_ptr[q + 1]
-        query_lambdas(s[a:b], y[a:b], metric, k, sigma, norm, exact, grad[a:b], hess[a:b])
+    longest = 1
+    for q in range(nq):
+        longest = max(longest, query_ptr[q + 1] - query_ptr[q])
+    top = 0
+    for i in range(y.shape[0]):
+        top = max(top, y[i])
+    disc = discount_table(longest)  # shared, read-only
+    n_chunks = min(nq, _CHUNKS)
+    # Queries are independent and each writes only its own slice: the chunking (and the
+    # thread count) cannot change any value.
+    for c in prange(n_chunks):
+        order = np.empty(longest, dtype=np.int64)
+        counts = np.empty(top + 1, dtype=np.int64)
+        t = np.empty(top + 1)
+        sorted_s = np.empty(longest)
+        sorted_y = np.empty(longest, dtype=y.dtype)
+        grad_pos = np.empty(longest)
+        hess_pos = np.empty(longest)
+        sort_tmp = np.empty(longest, dtype=np.int64)
+        for q in range(c * nq // n_chunks, (c + 1) * nq // n_chunks):
+            a = query_ptr[q]
+            b = query_ptr[q + 1]
+            _query_lambdas_into(s[a:b], y[a:b], metric, k, sigma, norm, exact, grad[a:b],
+                                hess[a:b], disc, order, counts, t, sorted_s, sorted_y,
+                                grad_pos, hess_pos, sort_tmp)
 
 
 def lambda_gradients(
@@ -265,12 +416,14 @@ def delta_matrix(scores: np.ndarray, y: np.ndarray, metric: str, k: int = 10,
     pos = np.empty(n, dtype=np.int64)
     pos[order] = np.arange(n)
     out = np.zeros((n, n))
+    disc = discount_table(n)
     for a in range(n):
         for b in range(n):
             if yy[a] <= yy[b]:
                 continue
             if code == NDCG and min(pos[a], pos[b]) >= k:
                 continue
-            d = pair_delta(code, pos[a], pos[b], yy[a], yy[b], inv_max_dcg, inv_pn, t, int(k), exact)
+            d = pair_delta(code, pos[a], pos[b], yy[a], yy[b], inv_max_dcg, inv_pn, t, int(k), exact,
+                           disc)
             out[a, b] = out[b, a] = d
     return out

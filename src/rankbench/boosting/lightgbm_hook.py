@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from rankbench.boosting.lambdas import lambda_gradients
+from rankbench.boosting.lambdas import _exact_flag, _lambda_gradients, lambda_gradients, metric_code
 from rankbench.boosting.query_metrics import mean_query_metric
 
 
@@ -25,20 +25,32 @@ class LambdaObjective:
         self.norm, self.mauc_delta, self.ndcg_delta = bool(norm), mauc_delta, ndcg_delta
         self.seconds = 0.0
         self.calls = 0
+        # Every argument check of lambda_gradients, once (it raises the same ValueErrors), so
+        # a round only checks the scores and runs the kernel into these two buffers
+        # (LightGBM copies them to float32 at once, so reusing them is safe).
+        n = self.y.shape[0]
+        self.grad, self.hess = lambda_gradients(np.zeros(n), self.y, self.query_ptr, metric, self.k,
+                                                self.sigma, self.norm, mauc_delta, ndcg_delta)
+        self._code = metric_code(metric)
+        self._exact = _exact_flag(self._code, mauc_delta, ndcg_delta)
 
     def __deepcopy__(self, memo) -> LambdaObjective:
         # lightgbm.train deep-copies params; keep one instance so the timings reach us
         return self
 
     def __call__(self, preds: np.ndarray, train_data) -> tuple[np.ndarray, np.ndarray]:
+        """Gradients and Hessians for LightGBM's current scores; returns the reused buffers."""
         t0 = time.perf_counter()
-        if preds.shape[0] != self.y.shape[0]:
+        if preds.shape != self.y.shape:
             raise ValueError(f"LightGBM passed {preds.shape[0]} scores for {self.y.shape[0]} documents")
-        grad, hess = lambda_gradients(preds, self.y, self.query_ptr, self.metric, self.k,
-                                      self.sigma, self.norm, self.mauc_delta, self.ndcg_delta)
+        s = np.ascontiguousarray(preds, dtype=np.float64)
+        if not np.isfinite(s).all():
+            raise ValueError("LightGBM passed scores with NaN or inf")
+        _lambda_gradients(s, self.y, self.query_ptr, self._code, self.k, self.sigma, self.norm,
+                          self._exact, self.grad, self.hess)
         self.seconds += time.perf_counter() - t0
         self.calls += 1
-        return grad, hess
+        return self.grad, self.hess
 
 
 class QueryMetricEval:

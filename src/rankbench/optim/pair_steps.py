@@ -52,7 +52,10 @@ Conventions (checked against sofia-ml where the paper is terse):
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 SGD_SVM = 0
 PEGASOS = 1
@@ -198,74 +201,102 @@ def _project_and_rescale(learner, lam, eta_mode, v, scale, vsq):
     return scale, vsq
 
 
-@njit(cache=True, fastmath={"reassoc", "nsz"})
-def _dense_diff_dot(v, X, a, b):
-    # Reassociation lets LLVM vectorise the sum (about 3x faster at d = 45 than the
-    # sequential add chain); the order is fixed at compile time, so runs stay
-    # bit-identical on one machine.  Rows are indexed in place: a row view costs
-    # reference-count traffic on every step.
-    acc = 0.0
-    for j in range(v.shape[0]):
-        acc += v[j] * (X[a, j] - X[b, j])
-    return acc
+@intrinsic
+def _prefetch(typingctx, X, i, j):
+    """LLVM's prefetch hint (read, keep in all cache levels) for the address of X[i, j].
+
+    A hint only: it never faults and changes no value (x86 ``prefetcht0``).
+    """
+    sig = types.void(X, i, j)
+
+    def codegen(context, builder, signature, args):
+        xt = signature.args[0]
+        ary = context.make_array(xt)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, xt, ary, [args[1], args[2]],
+                                       wraparound=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 @njit(cache=True, inline="always")
-def _dense_diff_sqnorm(X, a, b):
+def prefetch_row(X, a):
+    """Prefetch every cache line of row a of dense C-contiguous X (float64: 8 per line)."""
     d = X.shape[1]
-    s0 = 0.0
-    s1 = 0.0
-    j = 0
-    while j + 2 <= d:
-        e0 = X[a, j] - X[b, j]
-        e1 = X[a, j + 1] - X[b, j + 1]
-        s0 += e0 * e0
-        s1 += e1 * e1
-        j += 2
-    if j < d:
-        e0 = X[a, j] - X[b, j]
-        s0 += e0 * e0
-    return s0 + s1
+    for j in range(0, d, 8):
+        _prefetch(X, a, j)
+    if d > 0:
+        _prefetch(X, a, d - 1)
 
 
-@njit(cache=True, inline="always")
-def _dense_axpy_diff(coef, X, a, b, v):
-    d = v.shape[0]
-    s0 = 0.0
-    s1 = 0.0
-    j = 0
-    while j + 2 <= d:
-        v0 = v[j] + coef * (X[a, j] - X[b, j])
-        v1 = v[j + 1] + coef * (X[a, j + 1] - X[b, j + 1])
-        v[j] = v0
-        v[j + 1] = v1
-        s0 += v0 * v0
-        s1 += v1 * v1
-        j += 2
-    if j < d:
-        v0 = v[j] + coef * (X[a, j] - X[b, j])
-        v[j] = v0
-        s0 += v0 * v0
-    return s0 + s1
-
-
-@njit(cache=True, inline="always")
+@njit(cache=True, fastmath={"reassoc", "nsz"})
 def pair_step_dense(X, a, b, yab, t, learner, lam, C, eta_mode, eta_c, v, scale, vsq):
     """One learner step on rows a, b of dense X; O(d).
 
     Returns ``(scale, vsq, added)`` with ``added`` True when x entered w.
+
+    One flat function, not inlined at numba-IR level: LLVM inlines it into the SPD
+    kernel, so the arrays X and v cross no numba-IR call boundary and cost no
+    reference-count traffic per step (an IR-inlined helper taking arrays costs an
+    atomic incref/decref pair per array per call).  Reassociation lets LLVM vectorise
+    the three O(d) loops (<v, x>, ||x||^2, the axpy with its ||v||^2); the summation
+    order is fixed at compile time, so runs stay bit-identical on one machine.  Rows
+    are indexed in place (a row view costs reference-count traffic too).
     """
-    wx = scale * _dense_diff_dot(v, X, a, b)
+    n_feat = X.shape[1]
+    acc = 0.0
+    for j in range(n_feat):
+        acc += v[j] * (X[a, j] - X[b, j])
+    wx = scale * acc
     xx = 0.0
     if needs_squared_norm(learner) and yab * wx < 1.0:
-        xx = _dense_diff_sqnorm(X, a, b)
-    c, d = learner_coefficients(learner, yab, wx, xx, scale * scale * vsq, t, lam, C, eta_mode,
-                                eta_c)
-    scale, vsq = _shrink(c, v, scale, vsq)
+        for j in range(n_feat):
+            e = X[a, j] - X[b, j]
+            xx += e * e
+    if (learner == PEGASOS or learner == SGD_SVM) and eta_mode == ETA_PEGASOS:
+        # learner_coefficients' values for these two, spelt out (the hot path of the
+        # benchmarks; the generic dispatch costs ~7 ns a step): eta = 1/(lambda t), shrink
+        # 1 - eta lambda (exactly 0 at t = 1, >= 1/2 after: never clamped).
+        eta = 1.0 / (lam * t)
+        c = 1.0 - eta * lam
+        d = eta * yab if yab * wx < 1.0 else 0.0
+    else:
+        c, d = learner_coefficients(learner, yab, wx, xx, scale * scale * vsq, t, lam, C,
+                                    eta_mode, eta_c)
+    if c == 0.0:  # the Pegasos shrink at t = 1: w = 0
+        for j in range(n_feat):
+            v[j] = 0.0
+        scale = 1.0
+        vsq = 0.0
+    else:
+        scale = scale * c
     if d != 0.0:
         # ||v||^2 is recomputed exactly here: same O(d) pass, no drift on dense data.
-        vsq = _dense_axpy_diff(d / scale, X, a, b, v)
-    scale, vsq = _project_and_rescale(learner, lam, eta_mode, v, scale, vsq)
+        coef = d / scale
+        s = 0.0
+        for j in range(n_feat):
+            nv = v[j] + coef * (X[a, j] - X[b, j])
+            v[j] = nv
+            s += nv * nv
+        vsq = s
+    r2 = projection_radius_sq(learner, lam, eta_mode)
+    wsq = scale * scale * vsq
+    if wsq > r2:
+        scale *= np.sqrt(r2 / wsq)
+    if scale < _SCALE_LO or scale > _SCALE_HI:
+        s = 0.0
+        for j in range(n_feat):
+            nv = v[j] * scale
+            v[j] = nv
+            s += nv * nv
+        scale = 1.0
+        vsq = s
     return scale, vsq, d != 0.0
 
 

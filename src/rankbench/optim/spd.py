@@ -20,10 +20,18 @@ from rankbench.optim.pair_steps import (
     LEARNERS,
     pair_step_dense,
     pair_step_sparse,
+    prefetch_row,
 )
 from rankbench.optim.samplers import (
+    SAMPLER_INDEXED,
+    SAMPLER_SOFIA,
+    SAMPLER_UNIFORM,
     PairIndex,
+    draw_indexed,
     draw_pair,
+    draw_rejection,
+    draw_sofia,
+    draw_uniform,
     rng_load,
     rng_store,
     sampler_code,
@@ -34,7 +42,7 @@ from rankbench.optim.samplers import (
 @njit(cache=True)
 def spd_segment_dense(X, n_steps, learner, lam, C, eta_mode, eta_c, sampler, order, group_start,
                       query_group_ptr, block_hi, block_lo, alias_prob, alias_idx, pos_group,
-                      group_query, doc_query, y, rng, v, fstate, counters):
+                      group_span, doc_query, y, rng, v, fstate, counters):
     """Run ``n_steps`` SPD steps on dense X; O(n_steps d).
 
     State carried over between calls: ``v``, ``fstate = [scale, ||v||^2]``, the RNG
@@ -46,11 +54,33 @@ def spd_segment_dense(X, n_steps, learner, lam, C, eta_mode, eta_c, sampler, ord
     t = counters[1]
     rejected = 0
     added = 0
-    for _ in range(n_steps):
-        a, b, r, st = draw_pair(sampler, st, order, group_start, query_group_ptr, block_hi,
-                                block_lo, alias_prob, alias_idx, pos_group, group_query,
-                                doc_query, y)
-        rejected += r
+    # Software pipelining: the pair of step i + 1 is drawn (same draws, same order) before
+    # step i's update and its rows are prefetched, so their cache misses overlap step i.
+    na = 0
+    nb = 0
+    if n_steps > 0:
+        na, nb, rejected, st = draw_pair(sampler, st, order, group_start, query_group_ptr,
+                                         block_hi, block_lo, alias_prob, alias_idx, pos_group,
+                                         group_span, doc_query, y)
+    for i in range(n_steps):
+        a = na
+        b = nb
+        if i + 1 < n_steps:
+            # The sampler dispatch is spelt out here, not through samplers.draw_pair: every
+            # array passed to a numba-IR-inlined helper costs an atomic incref/decref pair
+            # per step, and draw_pair's 11 arrays made sampling ~5x slower.
+            if sampler == SAMPLER_INDEXED:
+                na, nb, st = draw_indexed(st, order, group_start, query_group_ptr)
+            elif sampler == SAMPLER_UNIFORM:
+                na, nb, st = draw_uniform(st, order, group_start, block_hi, block_lo, alias_prob,
+                                          alias_idx)
+            elif sampler == SAMPLER_SOFIA:
+                na, nb, st = draw_sofia(st, order, pos_group, group_span)
+            else:
+                na, nb, r, st = draw_rejection(st, doc_query, y)
+                rejected += r
+            prefetch_row(X, na)
+            prefetch_row(X, nb)
         t += 1
         yab = 1.0 if y[a] > y[b] else -1.0
         scale, vsq, upd = pair_step_dense(X, a, b, yab, t, learner, lam, C, eta_mode, eta_c, v,
@@ -68,7 +98,7 @@ def spd_segment_dense(X, n_steps, learner, lam, C, eta_mode, eta_c, sampler, ord
 def spd_segment_sparse(data, indices, indptr, n_steps, learner, lam, C, eta_mode, eta_c, sampler,
                        order,
                        group_start, query_group_ptr, block_hi, block_lo, alias_prob,
-                       alias_idx, pos_group, group_query, doc_query, y, rng, v, fstate,
+                       alias_idx, pos_group, group_span, doc_query, y, rng, v, fstate,
                        counters):
     """Run ``n_steps`` SPD steps on CSR X; O(n_steps * (nnz(a) + nnz(b)))."""
     st = rng_load(rng)
@@ -78,10 +108,19 @@ def spd_segment_sparse(data, indices, indptr, n_steps, learner, lam, C, eta_mode
     rejected = 0
     added = 0
     for _ in range(n_steps):
-        a, b, r, st = draw_pair(sampler, st, order, group_start, query_group_ptr, block_hi,
-                                block_lo, alias_prob, alias_idx, pos_group, group_query,
-                                doc_query, y)
-        rejected += r
+        # The sampler dispatch is spelt out here, not through samplers.draw_pair: every
+        # array passed to a numba-IR-inlined helper costs an atomic incref/decref pair
+        # per step, and draw_pair's 11 arrays made sampling ~5x slower.
+        if sampler == SAMPLER_INDEXED:
+            a, b, st = draw_indexed(st, order, group_start, query_group_ptr)
+        elif sampler == SAMPLER_UNIFORM:
+            a, b, st = draw_uniform(st, order, group_start, block_hi, block_lo, alias_prob,
+                                    alias_idx)
+        elif sampler == SAMPLER_SOFIA:
+            a, b, st = draw_sofia(st, order, pos_group, group_span)
+        else:
+            a, b, r, st = draw_rejection(st, doc_query, y)
+            rejected += r
         t += 1
         yab = 1.0 if y[a] > y[b] else -1.0
         scale, vsq, upd = pair_step_sparse(data, indices, indptr, a, b, yab, t, learner, lam,
