@@ -16,6 +16,10 @@ the target asks for; ``met`` says whether it holds; ``higher_is_better`` for spe
   data; ``prsvm_plus``, SPD (1e7 steps) and LambdaMART (100 rounds) noted beside it.
 - **Warm-started C path.** ``ranksvm_path`` over Chapelle Fig. 1's grid against the costliest
   cold fit (goal 2).
+- **SPD.** 1e5 Pegasos steps on OHSUMED Fold1 with the pair index against 10 ms; 1e7 steps
+  against sofia-ml (goal 0.25).
+- **LambdaMART.** Per round against LightGBM's native lambdarank, identical trees, MQ2008
+  Fold1, 1 and 2 threads (goal 1.1).
 - **Start-up.** ``import rankbench; rankbench.RankSVM`` against 0.6 s and a one-shot OHSUMED
   parse + fit against 1 s, whole processes.
 - **Reader.** A 1 GB sparse file against LIBLINEAR's reader (goal 1) and peak memory against
@@ -310,8 +314,55 @@ def startup_target_rows(quick: bool) -> list[dict]:
     return rows
 
 
+def spd_target_rows(quick: bool) -> list[dict]:
+    """1e5 Pegasos steps on OHSUMED Fold1 with the pair index (goal 10 ms) and ours / sofia-ml at
+    1e7 steps (goal 0.25; sofia-ml's own clock() time, ours wall), from ``bench.spd.target_rows``."""
+    from rankbench.bench.spd import target_rows
+
+    out = []
+    for r in target_rows(quick):
+        if r.get("reference_s") is None or not np.isfinite(r.get("seconds", float("nan"))):
+            out.append({"part": "targets", "case": r["case"], "note": r.get("note")})
+        elif r["reference"] == "sofia-ml":
+            out.append(_row(f"SPD pegasos {r['n_steps']:.0e} steps, OHSUMED Fold1 (sampler "
+                            f"{r['sampler']})", "sofia-ml", r["seconds"], r["reference_s"],
+                            r["target_ratio"], cpu_seconds=r["cpu_seconds"]))
+        else:
+            out.append(_row(f"SPD pegasos 1e5 steps incl. pair index, OHSUMED Fold1 (sampler "
+                            f"{r['sampler']})", "10 ms", r["seconds"], r["reference_s"], 1.0,
+                            cpu_seconds=r["cpu_seconds"]))
+    return out
+
+
+def lambdamart_target_rows(quick: bool) -> list[dict]:
+    """LambdaMART (our NDCG lambdas through the LightGBM hook) against LightGBM's native
+    lambdarank per round, identical trees, MQ2008 Fold1, 500 rounds (30 quick), 1 and 2 threads,
+    min of 3 interleaved repeats (goal 1.1)."""
+    from rankbench.bench.lambdamart import TARGET_RATIO, TREES, _training_data
+    from rankbench.estimators.lambdamart import LambdaMART, LightGBMLambdaRank
+
+    data, name = _training_data()
+    rounds = 30 if quick else 500
+    LambdaMART(metric="ndcg", n_estimators=1).fit(data.X[:50], data.y[:50], data.qid[:50])
+    out = []
+    for threads in (1, 2):
+        trees = {**TREES, "n_jobs": threads}
+        best = {"native": float("inf"), "ours": float("inf")}
+        for _ in range(2 if quick else 3):
+            for key, cls, extra in (("native", LightGBMLambdaRank, {}),
+                                    ("ours", LambdaMART, {"metric": "ndcg"})):
+                est = cls(n_estimators=rounds, **trees, **extra).fit(data.X, data.y, data.qid)
+                best[key] = min(best[key], est.fit_time_ / est.n_iter_)
+        out.append(_row(f"LambdaMART NDCG per round, {name}, {threads} thread"
+                        f"{'s' * (threads > 1)}", "LightGBM lambdarank per round", best["ours"],
+                        best["native"], TARGET_RATIO, rounds=rounds))
+    return out
+
+
 def run(quick: bool = False) -> list[dict]:
     rows = startup_target_rows(quick)
+    rows += spd_target_rows(quick)
+    rows += lambdamart_target_rows(quick)
     rows += operation_rows(quick)
     rows += thread_rows(quick)
     rows += memory_rows(quick)
