@@ -265,7 +265,7 @@ def reader_target_rows(quick: bool) -> list[dict]:
     non-zeros, about 1 GB; 1e5 with quick) and its peak memory against the CSR (goals 1 and
     1.5); dense LETOR files against the earlier reader (goal 1)."""
     from rankbench.bench.data import _letor_rows, sparse_read_rows
-    from rankbench.data import data_root
+    from rankbench.data.registry import data_root
 
     out = []
     for r in sparse_read_rows(100_000 if quick else 1_000_000, repeat=2 if quick else 3):
@@ -360,13 +360,18 @@ def lambdamart_target_rows(quick: bool) -> list[dict]:
 
 
 def run(quick: bool = False) -> list[dict]:
-    rows = startup_target_rows(quick)
-    rows += spd_target_rows(quick)
-    rows += lambdamart_target_rows(quick)
-    rows += operation_rows(quick)
-    rows += thread_rows(quick)
-    rows += memory_rows(quick)
-    rows += path_target_rows(quick)
-    rows += reader_target_rows(quick)
-    rows += scale_rows(quick)
+    """Every target's rows; a group that fails gives one row with its error and the others still
+    run (a long bench loses nothing already measured)."""
+    import traceback
+
+    rows: list[dict] = []
+    for group in (startup_target_rows, spd_target_rows, lambdamart_target_rows, operation_rows,
+                  thread_rows, memory_rows, path_target_rows, reader_target_rows, scale_rows):
+        try:
+            rows += group(quick)
+        except Exception as exc:  # noqa: BLE001 - reported as a row, the run goes on
+            traceback.print_exc()
+            rows.append({"part": "targets", "case": group.__name__,
+                         "note": f"failed: {type(exc).__name__}: {exc}"})
+        gc.collect()
     return rows

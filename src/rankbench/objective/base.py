@@ -59,6 +59,7 @@ def check_C(C) -> float:
     return C
 
 
+FUSED_MIN_BLOCKS = 8
 _NO_DENSE = np.empty((0, 0))
 _NO_INT = np.empty(0, dtype=np.int32)
 _NO_INT64 = np.empty(0, dtype=np.int64)
@@ -199,6 +200,14 @@ class PairOracle:
     # 0 = tree, 1 = counting: oracles whose per-query passes fuse with the X products
     _fused_kind: int | None = None
 
+    @property
+    def _fused(self) -> bool:
+        """Fuse when the queries fill at least FUSED_MIN_BLOCKS blocks (a choice made by the data,
+        not the thread count); one or a few large queries (AUC problems) keep the separate,
+        row-parallel products instead."""
+        return (self._fused_kind is not None
+                and self._prod.qblocks.shape[0] - 1 >= FUSED_MIN_BLOCKS)
+
     def _fused_common(self) -> tuple:
         if self._fused_args is None:
             X, lv = self.X, self.levels
@@ -297,7 +306,7 @@ class PairOracle:
     def fun(self, w: np.ndarray) -> float:
         """f(w) = 1/2 ||w||^2 + C L(Xw); caches what grad and hess_vec at this w reuse."""
         w = np.asarray(w, dtype=np.float64)
-        if self._fused_kind is not None and self._score_shift is None:
+        if self._fused and self._score_shift is None:
             return 0.5 * float(w @ w) + self.C * self._fused_fun(w)
         return 0.5 * float(w @ w) + self.C * self.loss_at_scores(self.scores(w))
 
@@ -324,7 +333,7 @@ class PairOracle:
         self._check_hessian()
         if self._gz is None:
             raise RuntimeError("call fun(w) before hess_vec(v)")
-        if self._fused_kind is not None:
+        if self._fused:
             return self._fused_hess_vec(v)
         return self._prod.rmatvec(self._hess_z(self.scores(v)))
 

@@ -11,37 +11,18 @@ number of threads.  Dense X (C order) and CSR share the kernels: ``dense`` picks
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 from rankbench.objective.counting import _counting_fun_query, _counting_hess_query
 from rankbench.objective.score_order import _group_query, _sort_query
 from rankbench.objective.tree import _tree_fun_query, _tree_hess_query
 
-
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def _row_dot(dense, Xd, indptr, indices, data, i, v):
-    s = 0.0
-    if dense:
-        for j in range(Xd.shape[1]):
-            s += Xd[i, j] * v[j]
-    else:
-        for k in range(indptr[i], indptr[i + 1]):
-            s += data[k] * v[indices[k]]
-    return s
+# reassociation vectorizes the row dot products; the order is fixed by the code, not the threads
+_FAST = {"reassoc", "contract"}
 
 
-@njit(cache=True)
-def _row_axpy(dense, Xd, indptr, indices, data, i, a, row):
-    """row += a * x_i."""
-    if dense:
-        for j in range(Xd.shape[1]):
-            row[j] += a * Xd[i, j]
-    else:
-        for k in range(indptr[i], indptr[i + 1]):
-            row[indices[k]] += a * data[k]
-
-
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, fastmath=_FAST)
 def fused_fun(kind, dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qrank, n_levels,
               bucket_bounds, bucket_offsets, bucket_grank, M, W, m0, c0, offs, wts, pows,
               prev, order, border, z, gz, diag, vals, acc):
@@ -49,9 +30,16 @@ def fused_fun(kind, dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qra
     (kind 0 = tree with margin m0 and weight c0, 1 = counting with the level matrices M, W),
     then acc[block] += X_q^T gz_q.  Fills z, order (border for counting), gz, diag, vals[q]."""
     nb = qblocks.shape[0] - 1
+    kmax = 1
+    for q in range(n_levels.shape[0]):
+        kmax = max(kmax, n_levels[q])
     for b in prange(nb):
         row = acc[b]
         row[:] = 0.0
+        fc = np.empty(kmax + 1)
+        fs = np.empty(kmax + 1)
+        fq = np.empty(kmax + 1)
+        cursor = np.empty(kmax, dtype=np.int64)
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
             e = query_ptr[q + 1]
@@ -59,7 +47,14 @@ def fused_fun(kind, dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qra
                 vals[q] = 0.0
                 continue
             for i in range(a, e):
-                z[i] = _row_dot(dense, Xd, indptr, indices, data, i, w)
+                s = 0.0
+                if dense:
+                    for j in range(Xd.shape[1]):
+                        s += Xd[i, j] * w[j]
+                else:
+                    for t in range(indptr[i], indptr[i + 1]):
+                        s += data[t] * w[indices[t]]
+                z[i] = s
                 gz[i] = 0.0
                 diag[i] = 0.0
             _sort_query(z, a, e, prev, order)
@@ -68,11 +63,11 @@ def fused_fun(kind, dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qra
             if k >= 2:
                 if kind == 1:
                     _group_query(order, a, e, q, qrank, n_levels, bucket_bounds, bucket_offsets,
-                                 border)
+                                 border, cursor)
                 for p in range(offs.shape[0]):
                     if kind == 0:
                         val += _tree_fun_query(order, a, e, k, qrank, z, m0 + offs[p],
-                                               c0 * wts[p], pows[p], gz, diag)
+                                               c0 * wts[p], pows[p], gz, diag, fc, fs, fq)
                     else:
                         val += _counting_fun_query(q, border, bucket_bounds, bucket_offsets,
                                                    bucket_grank, n_levels, z, M, W, offs[p],
@@ -80,20 +75,29 @@ def fused_fun(kind, dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qra
                 for i in range(a, e):
                     g = gz[i]
                     if g != 0.0:
-                        _row_axpy(dense, Xd, indptr, indices, data, i, g, row)
+                        if dense:
+                            for j in range(Xd.shape[1]):
+                                row[j] += g * Xd[i, j]
+                        else:
+                            for t in range(indptr[i], indptr[i + 1]):
+                                row[indices[t]] += g * data[t]
             vals[q] = val
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, fastmath=_FAST)
 def fused_hess_vec(kind, dense, Xd, indptr, indices, data, v, query_ptr, qblocks, qrank, n_levels,
                    bucket_bounds, bucket_offsets, bucket_grank, M, W, m0, c0, offs, wts, pows,
                    order, border, z, diag, d, gamma, acc):
     """Per query: d = X_q v, gamma from the query's Hessian pass (squared pieces), then
     acc[block] += X_q^T (2 (diag d - gamma))_q, at the state of the last ``fused_fun``."""
     nb = qblocks.shape[0] - 1
+    kmax = 1
+    for q in range(n_levels.shape[0]):
+        kmax = max(kmax, n_levels[q])
     for b in prange(nb):
         row = acc[b]
         row[:] = 0.0
+        fs = np.empty(kmax + 1)
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
             e = query_ptr[q + 1]
@@ -101,17 +105,29 @@ def fused_hess_vec(kind, dense, Xd, indptr, indices, data, v, query_ptr, qblocks
             if e == a or k < 2:
                 continue
             for i in range(a, e):
-                d[i] = _row_dot(dense, Xd, indptr, indices, data, i, v)
+                s = 0.0
+                if dense:
+                    for j in range(Xd.shape[1]):
+                        s += Xd[i, j] * v[j]
+                else:
+                    for t in range(indptr[i], indptr[i + 1]):
+                        s += data[t] * v[indices[t]]
+                d[i] = s
                 gamma[i] = 0.0
             for p in range(offs.shape[0]):
                 if pows[p] == 2:
                     if kind == 0:
                         _tree_hess_query(order, a, e, k, qrank, z, m0 + offs[p], c0 * wts[p], d,
-                                         gamma)
+                                         gamma, fs)
                     else:
                         _counting_hess_query(q, border, bucket_bounds, bucket_offsets, bucket_grank,
                                              n_levels, z, M, W, offs[p], wts[p], d, gamma)
             for i in range(a, e):
                 h = 2.0 * (diag[i] * d[i] - gamma[i])
                 if h != 0.0:
-                    _row_axpy(dense, Xd, indptr, indices, data, i, h, row)
+                    if dense:
+                        for j in range(Xd.shape[1]):
+                            row[j] += h * Xd[i, j]
+                    else:
+                        for t in range(indptr[i], indptr[i + 1]):
+                            row[indices[t]] += h * data[t]

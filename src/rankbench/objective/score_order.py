@@ -71,10 +71,10 @@ def sort_within_queries(z, query_ptr, prev=None):
 
 
 @njit(cache=True)
-def _group_query(order, a, e, q, qrank, n_levels, bucket_bounds, bucket_offsets, border):
-    """Query q's part of ``group_order_by_level`` (rows a..e-1)."""
+def _group_query(order, a, e, q, qrank, n_levels, bucket_bounds, bucket_offsets, border, cursor):
+    """Query q's part of ``group_order_by_level`` (rows a..e-1); cursor: int64 work array of at
+    least n_levels[q] entries."""
     off = bucket_offsets[q]
-    cursor = np.empty(max(n_levels[q], 1), dtype=np.int64)
     for r in range(n_levels[q]):
         cursor[r] = bucket_bounds[off + r]
     for p in range(a, e):
@@ -91,5 +91,5 @@ def group_order_by_level(order, query_ptr, qrank, n_levels, bucket_bounds, bucke
     border = np.empty(n, dtype=np.int64)
     for q in prange(query_ptr.shape[0] - 1):
         _group_query(order, query_ptr[q], query_ptr[q + 1], q, qrank, n_levels, bucket_bounds,
-                     bucket_offsets, border)
+                     bucket_offsets, border, np.empty(max(n_levels[q], 1), dtype=np.int64))
     return border

@@ -37,11 +37,13 @@ def _fw_prefix(tree, i):
 
 
 @njit(cache=True)
-def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag):
-    """One query's part of ``tree_fun`` (rows a..b-1, k levels); returns its L."""
-    fc = np.zeros(k + 1)
-    fs = np.zeros(k + 1)
-    fq = np.zeros(k + 1)
+def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, fc, fs, fq):
+    """One query's part of ``tree_fun`` (rows a..b-1, k levels); returns its L.  fc, fs, fq:
+    work arrays of at least k + 1 entries (their first k + 1 are cleared here)."""
+    for t in range(k + 1):
+        fc[t] = 0.0
+        fs[t] = 0.0
+        fq[t] = 0.0
     value = 0.0
     # ascending: i in the less relevant role, partners h with s_h < z_i and higher rank;
     # the tree is indexed by reversed rank so "higher rank" is a prefix (no cancellation)
@@ -100,8 +102,10 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
     vals = np.zeros(nq)
     for q in prange(nq):
         if n_levels[q] >= 2:
-            vals[q] = _tree_fun_query(order, query_ptr[q], query_ptr[q + 1], n_levels[q], qrank, z,
-                                      m, c, power, gz, diag)
+            k = n_levels[q]
+            vals[q] = _tree_fun_query(order, query_ptr[q], query_ptr[q + 1], k, qrank, z, m, c,
+                                      power, gz, diag, np.empty(k + 1), np.empty(k + 1),
+                                      np.empty(k + 1))
     value = 0.0
     for q in range(nq):
         value += vals[q]
@@ -109,8 +113,10 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
 
 
 @njit(cache=True)
-def _tree_hess_query(order, a, b, k, qrank, z, m, c, d, gamma):
-    fs = np.zeros(k + 1)
+def _tree_hess_query(order, a, b, k, qrank, z, m, c, d, gamma, fs):
+    """One query's part of ``tree_hess``; fs: a work array of at least k + 1 entries."""
+    for t in range(k + 1):
+        fs[t] = 0.0
     ptr = a
     for p in range(a, b):
         i = order[p]
@@ -140,7 +146,7 @@ def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma):
     for q in prange(query_ptr.shape[0] - 1):
         if n_levels[q] >= 2:
             _tree_hess_query(order, query_ptr[q], query_ptr[q + 1], n_levels[q], qrank, z, m, c, d,
-                             gamma)
+                             gamma, np.empty(n_levels[q] + 1))
 
 
 @njit(cache=True)
