@@ -93,6 +93,33 @@ def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, fc, fs, fq)
     return value
 
 
+# a query longer than this is swept over score-ordered copies of z and the ranks: the sweeps
+# then read memory in order instead of jumping through the order array (one huge AUC query
+# does not fit in cache)
+GATHER_MIN = 4096
+
+
+@njit(cache=True)
+def _tree_fun_gathered(order, a, b, k, qrank, z, m, c, power, gz, diag, fc, fs, fq):
+    """``_tree_fun_query`` over score-ordered copies; results scattered back into gz, diag."""
+    n = b - a
+    ident = np.arange(n)
+    zs = np.empty(n)
+    rs = np.empty(n, dtype=qrank.dtype)
+    gs = np.zeros(n)
+    hs = np.zeros(n)
+    for t in range(n):
+        i = order[a + t]
+        zs[t] = z[i]
+        rs[t] = qrank[i]
+    value = _tree_fun_query(ident, 0, n, k, rs, zs, m, c, power, gs, hs, fc, fs, fq)
+    for t in range(n):
+        i = order[a + t]
+        gz[i] += gs[t]
+        diag[i] += hs[t]
+    return value
+
+
 @njit(cache=True, parallel=True)
 def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
     """Add one loss piece c * max(0, m - t)^power (power 1 or 2) to dL/dz and the Hessian diagonal;
@@ -103,9 +130,14 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
     for q in prange(nq):
         if n_levels[q] >= 2:
             k = n_levels[q]
-            vals[q] = _tree_fun_query(order, query_ptr[q], query_ptr[q + 1], k, qrank, z, m, c,
-                                      power, gz, diag, np.empty(k + 1), np.empty(k + 1),
-                                      np.empty(k + 1))
+            a = query_ptr[q]
+            b = query_ptr[q + 1]
+            if b - a >= GATHER_MIN:
+                vals[q] = _tree_fun_gathered(order, a, b, k, qrank, z, m, c, power, gz, diag,
+                                             np.empty(k + 1), np.empty(k + 1), np.empty(k + 1))
+            else:
+                vals[q] = _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag,
+                                          np.empty(k + 1), np.empty(k + 1), np.empty(k + 1))
     value = 0.0
     for q in range(nq):
         value += vals[q]
@@ -139,14 +171,39 @@ def _tree_hess_query(order, a, b, k, qrank, z, m, c, d, gamma, fs):
         gamma[i] += c * _fw_prefix(fs, qrank[i])
 
 
+@njit(cache=True)
+def _tree_hess_gathered(order, a, b, k, qrank, z, m, c, d, gamma, fs):
+    """``_tree_hess_query`` over score-ordered copies; gamma scattered back."""
+    n = b - a
+    ident = np.arange(n)
+    zs = np.empty(n)
+    rs = np.empty(n, dtype=qrank.dtype)
+    ds = np.empty(n)
+    gs = np.zeros(n)
+    for t in range(n):
+        i = order[a + t]
+        zs[t] = z[i]
+        rs[t] = qrank[i]
+        ds[t] = d[i]
+    _tree_hess_query(ident, 0, n, k, rs, zs, m, c, ds, gs, fs)
+    for t in range(n):
+        gamma[order[a + t]] += gs[t]
+
+
 @njit(cache=True, parallel=True)
 def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma):
     """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece;
     O(n log k); queries in parallel."""
     for q in prange(query_ptr.shape[0] - 1):
         if n_levels[q] >= 2:
-            _tree_hess_query(order, query_ptr[q], query_ptr[q + 1], n_levels[q], qrank, z, m, c, d,
-                             gamma, np.empty(n_levels[q] + 1))
+            a = query_ptr[q]
+            b = query_ptr[q + 1]
+            if b - a >= GATHER_MIN:
+                _tree_hess_gathered(order, a, b, n_levels[q], qrank, z, m, c, d, gamma,
+                                    np.empty(n_levels[q] + 1))
+            else:
+                _tree_hess_query(order, a, b, n_levels[q], qrank, z, m, c, d, gamma,
+                                 np.empty(n_levels[q] + 1))
 
 
 @njit(cache=True)
