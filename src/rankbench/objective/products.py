@@ -185,13 +185,23 @@ class XProducts:
         self.blocks = row_blocks(n, nb)
         self.qblocks = query_blocks(np.asarray(query_ptr, dtype=np.int64), nb)
         self.query_ptr = np.asarray(query_ptr, dtype=np.int64)
-        self.acc = np.zeros((max(self.blocks.shape[0], self.qblocks.shape[0]) - 1, d))
+        self._acc_shape = (max(self.blocks.shape[0], self.qblocks.shape[0]) - 1, d)
+        self._acc = None
         if self.sparse:
             self._csr = (X.indptr, X.indices, X.data)
 
     @property
+    def acc(self) -> np.ndarray:
+        """The accumulator, made on first use (an oracle of one small query, e.g. the per-query
+        oracles of SGD on queries, may never need it)."""
+        if self._acc is None:
+            self._acc = np.zeros(self._acc_shape)
+        return self._acc
+
+    @property
     def nbytes(self) -> int:
-        return int(self.acc.nbytes + self.blocks.nbytes + self.qblocks.nbytes)
+        acc = 0 if self._acc is None else self._acc.nbytes
+        return int(acc + self.blocks.nbytes + self.qblocks.nbytes)
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
         v = np.ascontiguousarray(v, dtype=np.float64)
@@ -204,6 +214,8 @@ class XProducts:
 
     def rmatvec(self, z: np.ndarray) -> np.ndarray:
         z = np.ascontiguousarray(z, dtype=np.float64)
+        if self.blocks.shape[0] == 2:  # one block: no accumulator, scipy / BLAS directly
+            return np.asarray(self.X.T @ z, dtype=np.float64).ravel()
         out = np.empty(self.X.shape[1])
         acc = self.acc[: self.blocks.shape[0] - 1]
         if self.sparse:
