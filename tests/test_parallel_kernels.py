@@ -188,3 +188,21 @@ def test_tree_sweeps_of_a_long_query_over_ordered_copies(k):
         assert t[0] == pytest.approx(c[0], rel=1e-12)
         for a, b in zip(t[1:3], c[1:3], strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-9)
+
+
+def test_a_copy_evaluates_without_touching_the_original_state():
+    """TRON's cg_history probe is a copy.copy of the oracle: its fun must not overwrite the fused
+    buffers (order, z, dL/dz, curvature) the original's Hv reads."""
+    import copy
+
+    X, y, qid, ptr = _problem(False, n_queries=1500)
+    rng = np.random.default_rng(8)
+    w, w2, v = (rng.standard_normal(X.shape[1]) for _ in range(3))
+    o = make_oracle("tree", X, y, ptr, C=0.3)
+    assert o._fused
+    o.fun(w)
+    want = o.hess_vec(v)
+    probe = copy.copy(o)
+    probe.fun(w2)
+    np.testing.assert_array_equal(o.hess_vec(v), want)
+    assert probe._fused_bufs is not o._fused_bufs

@@ -102,6 +102,8 @@ class PairOracle:
         self._prod = XProducts(self.X, self.query_ptr)
         self._xtg = None  # X^T dL/dz when the fused pass of fun computed it
         self._fused_args = None
+        # z, dL/dz and the curvature of the fused pass, overwritten by each fun
+        self._fused_bufs = None
         self._gz: np.ndarray | None = None
         self._setup()
 
@@ -196,6 +198,19 @@ class PairOracle:
                                   rescaling=self.rescaling, delta=self.delta))
         return out
 
+    def __copy__(self):
+        """A shallow copy sharing the data but not the buffers the fused pass writes in place (the
+        order and the z / dL/dz / curvature buffers): TRON's cg_history probe evaluates f on a
+        copy without touching the original's state at its own w."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._fused_bufs = None
+        if "_order" in new.__dict__:
+            new._order = None
+        if "_border" in new.__dict__:
+            new._border = None
+        return new
+
     # one read of X per evaluation (objective/fused.py) -----------------------------------
     # 0 = tree, 1 = counting: oracles whose per-query passes fuse with the X products
     _fused_kind: int | None = None
@@ -239,7 +254,9 @@ class PairOracle:
             border = self._border if self._border is not None else np.empty(n, dtype=np.int64)
         else:
             border = _NO_INT64
-        z, gz, diag = np.empty(n), np.empty(n), np.empty(n)
+        if self._fused_bufs is None:  # reused by every later call: no second copy at a trial point
+            self._fused_bufs = (np.empty(n), np.empty(n), np.empty(n))
+        z, gz, diag = self._fused_bufs
         vals = np.empty(self.query_ptr.shape[0] - 1)
         acc = self._prod.acc[: self._prod.qblocks.shape[0] - 1]
         fused_fun(*head, np.ascontiguousarray(w, dtype=np.float64), *tail, prev, order, border, z,
