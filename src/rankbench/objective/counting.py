@@ -17,68 +17,7 @@ from numba import njit, prange
 
 from rankbench.objective.base import PairOracle
 from rankbench.objective.score_order import group_order_by_level, sort_within_queries
-
-
-@njit(cache=True)
-def _counting_fun_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, power,
-                        gz, diag):
-    """One query's part of ``counting_fun``; returns its L."""
-    value = 0.0
-    o = offsets[q]
-    k = n_levels[q]
-    for ra in range(1, k):
-        a0 = bounds[o + ra]
-        a1 = bounds[o + ra + 1]
-        ga = bgrank[o + ra]
-        for rb in range(ra):
-            b0 = bounds[o + rb]
-            b1 = bounds[o + rb + 1]
-            gb = bgrank[o + rb]
-            m = M[ga, gb] + off_m
-            c = weight * W[ga, gb]
-            if c == 0.0:
-                continue
-            # less relevant documents (bucket b) ascending, pointer over bucket a
-            pa = a0
-            cnt = 0.0
-            S = 0.0
-            for t in range(b0, b1):
-                i = border[t]
-                zi = z[i]
-                while pa < a1 and z[border[pa]] - m < zi:
-                    S += z[border[pa]]
-                    cnt += 1.0
-                    pa += 1
-                if cnt > 0.0:
-                    if power == 2:
-                        gz[i] += 2.0 * c * (cnt * (m + zi) - S)
-                        diag[i] += c * cnt
-                    else:
-                        gz[i] += c * cnt
-            # preferred documents (bucket a) descending, pointer over bucket b
-            pb = b1 - 1
-            cnt = 0.0
-            S = 0.0
-            S2 = 0.0
-            for t in range(a1 - 1, a0 - 1, -1):
-                i = border[t]
-                si = z[i] - m
-                while pb >= b0 and z[border[pb]] > si:
-                    zl = z[border[pb]]
-                    S += zl
-                    S2 += zl * zl
-                    cnt += 1.0
-                    pb -= 1
-                if cnt > 0.0:
-                    am = m - z[i]
-                    if power == 2:
-                        gz[i] -= 2.0 * c * (cnt * am + S)
-                        diag[i] += c * cnt
-                        value += c * (cnt * am * am + 2.0 * am * S + S2)
-                    else:
-                        gz[i] -= c * cnt
-                        value += c * (cnt * am + S)
-    return value
+from rankbench.objective.sweeps import _counting_fun_query, _counting_hess_query
 
 
 @njit(cache=True, parallel=True)
@@ -95,43 +34,6 @@ def counting_fun(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weig
     for q in range(nq):
         value += vals[q]
     return value
-
-
-@njit(cache=True)
-def _counting_hess_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, d,
-                         gamma):
-    o = offsets[q]
-    k = n_levels[q]
-    for ra in range(1, k):
-        a0 = bounds[o + ra]
-        a1 = bounds[o + ra + 1]
-        ga = bgrank[o + ra]
-        for rb in range(ra):
-            b0 = bounds[o + rb]
-            b1 = bounds[o + rb + 1]
-            gb = bgrank[o + rb]
-            m = M[ga, gb] + off_m
-            c = weight * W[ga, gb]
-            if c == 0.0:
-                continue
-            pa = a0
-            S = 0.0
-            for t in range(b0, b1):
-                i = border[t]
-                zi = z[i]
-                while pa < a1 and z[border[pa]] - m < zi:
-                    S += d[border[pa]]
-                    pa += 1
-                gamma[i] += c * S
-            pb = b1 - 1
-            S = 0.0
-            for t in range(a1 - 1, a0 - 1, -1):
-                i = border[t]
-                si = z[i] - m
-                while pb >= b0 and z[border[pb]] > si:
-                    S += d[border[pb]]
-                    pb -= 1
-                gamma[i] += c * S
 
 
 @njit(cache=True, parallel=True)

@@ -14,9 +14,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from rankbench.objective.counting import _counting_fun_query, _counting_hess_query
 from rankbench.objective.score_order import _group_query, _sort_query
-from rankbench.objective.tree import _tree_fun_query, _tree_hess_query
+from rankbench.objective.sweeps import (
+    _counting_fun_query,
+    _counting_hess_query,
+    _tree_fun_query,
+    _tree_hess_query,
+)
 
 # reassociation vectorizes the row dot products; the order is fixed by the code, not the threads
 _FAST = {"reassoc", "contract"}

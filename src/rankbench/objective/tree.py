@@ -16,82 +16,7 @@ from numba import njit, prange
 
 from rankbench.objective.base import PairOracle
 from rankbench.objective.score_order import sort_within_queries
-
-
-@njit(cache=True)
-def _fw_add(tree, i, v):
-    i += 1
-    while i < tree.shape[0]:
-        tree[i] += v
-        i += i & (-i)
-
-
-@njit(cache=True)
-def _fw_prefix(tree, i):
-    """Sum of Fenwick positions 0..i-1."""
-    s = 0.0
-    while i > 0:
-        s += tree[i]
-        i -= i & (-i)
-    return s
-
-
-@njit(cache=True)
-def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, fc, fs, fq):
-    """One query's part of ``tree_fun`` (rows a..b-1, k levels); returns its L.  fc, fs, fq:
-    work arrays of at least k + 1 entries (their first k + 1 are cleared here)."""
-    for t in range(k + 1):
-        fc[t] = 0.0
-        fs[t] = 0.0
-        fq[t] = 0.0
-    value = 0.0
-    # ascending: i in the less relevant role, partners h with s_h < z_i and higher rank;
-    # the tree is indexed by reversed rank so "higher rank" is a prefix (no cancellation)
-    ptr = a
-    for p in range(a, b):
-        i = order[p]
-        zi = z[i]
-        while ptr < b and z[order[ptr]] - m < zi:
-            h = order[ptr]
-            _fw_add(fc, k - 1 - qrank[h], 1.0)
-            _fw_add(fs, k - 1 - qrank[h], z[h])
-            ptr += 1
-        cnt = _fw_prefix(fc, k - 1 - qrank[i])
-        if cnt > 0.0:
-            S = _fw_prefix(fs, k - 1 - qrank[i])
-            if power == 2:
-                gz[i] += 2.0 * c * (cnt * (m + zi) - S)
-                diag[i] += c * cnt
-            else:
-                gz[i] += c * cnt
-    # descending: i in the preferred role, partners l with z_l > s_i and lower rank
-    for t in range(k + 1):
-        fc[t] = 0.0
-        fs[t] = 0.0
-    ptr = b - 1
-    for p in range(b - 1, a - 1, -1):
-        i = order[p]
-        si = z[i] - m
-        while ptr >= a and z[order[ptr]] > si:
-            l = order[ptr]
-            _fw_add(fc, qrank[l], 1.0)
-            _fw_add(fs, qrank[l], z[l])
-            _fw_add(fq, qrank[l], z[l] * z[l])
-            ptr -= 1
-        cnt = _fw_prefix(fc, qrank[i])
-        if cnt > 0.0:
-            S = _fw_prefix(fs, qrank[i])
-            am = m - z[i]
-            if power == 2:
-                S2 = _fw_prefix(fq, qrank[i])
-                gz[i] -= 2.0 * c * (cnt * am + S)
-                diag[i] += c * cnt
-                value += c * (cnt * am * am + 2.0 * am * S + S2)
-            else:
-                gz[i] -= c * cnt
-                value += c * (cnt * am + S)
-    return value
-
+from rankbench.objective.sweeps import _fw_add, _fw_prefix, _tree_fun_query, _tree_hess_query
 
 # a query longer than this is swept over score-ordered copies of z and the ranks: the sweeps
 # then read memory in order instead of jumping through the order array (one huge AUC query
@@ -142,33 +67,6 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
     for q in range(nq):
         value += vals[q]
     return value
-
-
-@njit(cache=True)
-def _tree_hess_query(order, a, b, k, qrank, z, m, c, d, gamma, fs):
-    """One query's part of ``tree_hess``; fs: a work array of at least k + 1 entries."""
-    for t in range(k + 1):
-        fs[t] = 0.0
-    ptr = a
-    for p in range(a, b):
-        i = order[p]
-        zi = z[i]
-        while ptr < b and z[order[ptr]] - m < zi:
-            h = order[ptr]
-            _fw_add(fs, k - 1 - qrank[h], d[h])
-            ptr += 1
-        gamma[i] += c * _fw_prefix(fs, k - 1 - qrank[i])
-    for t in range(k + 1):
-        fs[t] = 0.0
-    ptr = b - 1
-    for p in range(b - 1, a - 1, -1):
-        i = order[p]
-        si = z[i] - m
-        while ptr >= a and z[order[ptr]] > si:
-            l = order[ptr]
-            _fw_add(fs, qrank[l], d[l])
-            ptr -= 1
-        gamma[i] += c * _fw_prefix(fs, qrank[i])
 
 
 @njit(cache=True)

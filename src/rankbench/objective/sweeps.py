@@ -1,0 +1,214 @@
+"""The per-query sweeps of the tree and counting oracles (numba), shared by their per-query
+parallel kernels (``tree.py``, ``counting.py``) and the fused passes (``fused.py``).
+
+A sweep reads one query's documents in score order (``order`` / ``border`` hold global row
+indices) and adds into dL/dz, the curvature and the loss (``*_fun_query``) or into the
+Hessian product's gamma (``*_hess_query``); it writes only its own query's documents, so
+queries run in parallel.  Tree (Lee & Lin 2014): Fenwick trees over the label ranks of the
+query, O(n log k).  Counting (Chapelle & Keerthi sect. 4): one merge per pair of levels, O(nk).
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True)
+def _fw_add(tree, i, v):
+    i += 1
+    while i < tree.shape[0]:
+        tree[i] += v
+        i += i & (-i)
+
+
+@njit(cache=True)
+def _fw_prefix(tree, i):
+    """Sum of Fenwick positions 0..i-1."""
+    s = 0.0
+    while i > 0:
+        s += tree[i]
+        i -= i & (-i)
+    return s
+
+
+@njit(cache=True)
+def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, fc, fs, fq):
+    """One query's part of ``tree_fun`` (rows a..b-1, k levels); returns its L.  fc, fs, fq:
+    work arrays of at least k + 1 entries (their first k + 1 are cleared here)."""
+    for t in range(k + 1):
+        fc[t] = 0.0
+        fs[t] = 0.0
+        fq[t] = 0.0
+    value = 0.0
+    # ascending: i in the less relevant role, partners h with s_h < z_i and higher rank;
+    # the tree is indexed by reversed rank so "higher rank" is a prefix (no cancellation)
+    ptr = a
+    for p in range(a, b):
+        i = order[p]
+        zi = z[i]
+        while ptr < b and z[order[ptr]] - m < zi:
+            h = order[ptr]
+            _fw_add(fc, k - 1 - qrank[h], 1.0)
+            _fw_add(fs, k - 1 - qrank[h], z[h])
+            ptr += 1
+        cnt = _fw_prefix(fc, k - 1 - qrank[i])
+        if cnt > 0.0:
+            S = _fw_prefix(fs, k - 1 - qrank[i])
+            if power == 2:
+                gz[i] += 2.0 * c * (cnt * (m + zi) - S)
+                diag[i] += c * cnt
+            else:
+                gz[i] += c * cnt
+    # descending: i in the preferred role, partners l with z_l > s_i and lower rank
+    for t in range(k + 1):
+        fc[t] = 0.0
+        fs[t] = 0.0
+    ptr = b - 1
+    for p in range(b - 1, a - 1, -1):
+        i = order[p]
+        si = z[i] - m
+        while ptr >= a and z[order[ptr]] > si:
+            l = order[ptr]
+            _fw_add(fc, qrank[l], 1.0)
+            _fw_add(fs, qrank[l], z[l])
+            _fw_add(fq, qrank[l], z[l] * z[l])
+            ptr -= 1
+        cnt = _fw_prefix(fc, qrank[i])
+        if cnt > 0.0:
+            S = _fw_prefix(fs, qrank[i])
+            am = m - z[i]
+            if power == 2:
+                S2 = _fw_prefix(fq, qrank[i])
+                gz[i] -= 2.0 * c * (cnt * am + S)
+                diag[i] += c * cnt
+                value += c * (cnt * am * am + 2.0 * am * S + S2)
+            else:
+                gz[i] -= c * cnt
+                value += c * (cnt * am + S)
+    return value
+
+
+@njit(cache=True)
+def _tree_hess_query(order, a, b, k, qrank, z, m, c, d, gamma, fs):
+    """One query's part of ``tree_hess``; fs: a work array of at least k + 1 entries."""
+    for t in range(k + 1):
+        fs[t] = 0.0
+    ptr = a
+    for p in range(a, b):
+        i = order[p]
+        zi = z[i]
+        while ptr < b and z[order[ptr]] - m < zi:
+            h = order[ptr]
+            _fw_add(fs, k - 1 - qrank[h], d[h])
+            ptr += 1
+        gamma[i] += c * _fw_prefix(fs, k - 1 - qrank[i])
+    for t in range(k + 1):
+        fs[t] = 0.0
+    ptr = b - 1
+    for p in range(b - 1, a - 1, -1):
+        i = order[p]
+        si = z[i] - m
+        while ptr >= a and z[order[ptr]] > si:
+            l = order[ptr]
+            _fw_add(fs, qrank[l], d[l])
+            ptr -= 1
+        gamma[i] += c * _fw_prefix(fs, qrank[i])
+
+
+@njit(cache=True)
+def _counting_fun_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, power,
+                        gz, diag):
+    """One query's part of ``counting_fun``; returns its L."""
+    value = 0.0
+    o = offsets[q]
+    k = n_levels[q]
+    for ra in range(1, k):
+        a0 = bounds[o + ra]
+        a1 = bounds[o + ra + 1]
+        ga = bgrank[o + ra]
+        for rb in range(ra):
+            b0 = bounds[o + rb]
+            b1 = bounds[o + rb + 1]
+            gb = bgrank[o + rb]
+            m = M[ga, gb] + off_m
+            c = weight * W[ga, gb]
+            if c == 0.0:
+                continue
+            # less relevant documents (bucket b) ascending, pointer over bucket a
+            pa = a0
+            cnt = 0.0
+            S = 0.0
+            for t in range(b0, b1):
+                i = border[t]
+                zi = z[i]
+                while pa < a1 and z[border[pa]] - m < zi:
+                    S += z[border[pa]]
+                    cnt += 1.0
+                    pa += 1
+                if cnt > 0.0:
+                    if power == 2:
+                        gz[i] += 2.0 * c * (cnt * (m + zi) - S)
+                        diag[i] += c * cnt
+                    else:
+                        gz[i] += c * cnt
+            # preferred documents (bucket a) descending, pointer over bucket b
+            pb = b1 - 1
+            cnt = 0.0
+            S = 0.0
+            S2 = 0.0
+            for t in range(a1 - 1, a0 - 1, -1):
+                i = border[t]
+                si = z[i] - m
+                while pb >= b0 and z[border[pb]] > si:
+                    zl = z[border[pb]]
+                    S += zl
+                    S2 += zl * zl
+                    cnt += 1.0
+                    pb -= 1
+                if cnt > 0.0:
+                    am = m - z[i]
+                    if power == 2:
+                        gz[i] -= 2.0 * c * (cnt * am + S)
+                        diag[i] += c * cnt
+                        value += c * (cnt * am * am + 2.0 * am * S + S2)
+                    else:
+                        gz[i] -= c * cnt
+                        value += c * (cnt * am + S)
+    return value
+
+
+@njit(cache=True)
+def _counting_hess_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, d,
+                         gamma):
+    o = offsets[q]
+    k = n_levels[q]
+    for ra in range(1, k):
+        a0 = bounds[o + ra]
+        a1 = bounds[o + ra + 1]
+        ga = bgrank[o + ra]
+        for rb in range(ra):
+            b0 = bounds[o + rb]
+            b1 = bounds[o + rb + 1]
+            gb = bgrank[o + rb]
+            m = M[ga, gb] + off_m
+            c = weight * W[ga, gb]
+            if c == 0.0:
+                continue
+            pa = a0
+            S = 0.0
+            for t in range(b0, b1):
+                i = border[t]
+                zi = z[i]
+                while pa < a1 and z[border[pa]] - m < zi:
+                    S += d[border[pa]]
+                    pa += 1
+                gamma[i] += c * S
+            pb = b1 - 1
+            S = 0.0
+            for t in range(a1 - 1, a0 - 1, -1):
+                i = border[t]
+                si = z[i] - m
+                while pb >= b0 and z[border[pb]] > si:
+                    S += d[border[pb]]
+                    pb -= 1
+                gamma[i] += c * S
