@@ -65,6 +65,10 @@ def warm_up_kernels(oracles: tuple[str, ...] | None = None, sparse: bool | None 
             if o.loss.has_hessian:
                 o.hess_vec(np.ones(2))
                 o.hess_diag()
+            if o._fused_kind is not None:  # the fused passes, used on many-query data
+                o._fused_fun(np.array([0.1, -0.2]))
+                if o.loss.has_hessian:
+                    o._fused_hess_vec(np.ones(2))
         _WARM.add((name, is_sparse))
     pairs_with_margin(np.ones(2), X, y, ptr)
     return time.perf_counter() - t
