@@ -27,6 +27,7 @@ from rankbench.estimators.base import EstimatorBase, RankerMixin, convergence_wa
 from rankbench.estimators.registry import register_solver
 from rankbench.objective import ORACLES, make_oracle, pairs_with_margin
 from rankbench.objective.base import check_C
+from rankbench.objective.products import XProducts
 from rankbench.optim.registry import check_pairing, get_optimizer, ranksvm_solvers, resolve_solver
 from rankbench.parallel import numba_threads, resolve_n_jobs
 
@@ -69,8 +70,14 @@ def warm_up_kernels(oracles: tuple[str, ...] | None = None, sparse: bool | None 
                 o._fused_fun(np.array([0.1, -0.2]))
                 if o.loss.has_hessian:
                     o._fused_hess_vec(np.ones(2))
+            # X^T z by blocks of rows (data of >= 8192 rows; the toy has one block)
+            prod = XProducts(o.X, ptr)
+            prod.blocks, prod._acc_shape = np.array([0, 2, 4], dtype=np.int64), (2, X.shape[1])
+            prod.rmatvec(np.ones(4))
         _WARM.add((name, is_sparse))
     pairs_with_margin(np.ones(2), X, y, ptr)
+    max_abs(X)  # check_representable's, inside the timed part of fit
+    max_abs(sp.csr_matrix(X))
     return time.perf_counter() - t
 
 
