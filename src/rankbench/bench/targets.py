@@ -37,14 +37,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-
-def _tmin(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+from rankbench.bench.ranksvm import _time_min as _tmin  # noqa: E402 - the one min-of-repeats timer
 
 
 def _row(target, reference, measured, reference_value, goal, higher_is_better=False, **extra):
