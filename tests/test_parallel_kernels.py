@@ -68,6 +68,37 @@ def test_one_query_and_empty_queries():
                                rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_diagonal_of_a_query_larger_than_one_thread_takes(sparse):
+    """A query of more than BIG_QUERY_ROWS rows is summed by blocks of its rows on every thread:
+    the same diagonal as the reference, beside small queries and an all-zero-weight query, and the
+    same bits on one thread as on two."""
+    from rankbench.objective.products import BIG_QUERY_ROWS
+
+    rng = np.random.default_rng(11)
+    sizes = np.array([5, BIG_QUERY_ROWS + 4321, 17, 0, 40, BIG_QUERY_ROWS + 1])
+    n = int(sizes.sum())
+    ptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    X = (sp.random(n, 19, density=0.2, format="csr", random_state=11) if sparse
+         else rng.standard_normal((n, 19)))
+    w = np.abs(rng.standard_normal(n)) * (rng.random(n) < 0.6)
+    w[ptr[5]:ptr[6]] = 0.0  # a large query without curvature: adds nothing
+    P = XProducts(X, ptr)
+    assert list(P._big_queries) == [1, 5]
+    np.testing.assert_allclose(P.hess_diag_sum(w), _reference_diag(X, w, ptr), rtol=1e-10,
+                               atol=1e-9)
+    if numba.config.NUMBA_NUM_THREADS >= 2:
+        before = numba.get_num_threads()
+        try:
+            numba.set_num_threads(1)
+            one = XProducts(X, ptr).hess_diag_sum(w)
+            numba.set_num_threads(2)
+            two = XProducts(X, ptr).hess_diag_sum(w)
+        finally:
+            numba.set_num_threads(before)
+        assert np.array_equal(one, two)
+
+
 def test_block_layout():
     assert max_blocks(10, 5, 50) == 1
     assert max_blocks(10**6, 47236, 75 * 10**6) == 32

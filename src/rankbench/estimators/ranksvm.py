@@ -74,6 +74,7 @@ def warm_up_kernels(oracles: tuple[str, ...] | None = None, sparse: bool | None 
             prod = XProducts(o.X, ptr)
             prod.blocks, prod._acc_shape = np.array([0, 2, 4], dtype=np.int64), (2, X.shape[1])
             prod.rmatvec(np.ones(4))
+            prod.add_query_diag(np.ones(4), 0, 4, np.zeros(X.shape[1]))  # one large query's
         _WARM.add((name, is_sparse))
     pairs_with_margin(np.ones(2), X, y, ptr)
     max_abs(X)  # check_representable's, inside the timed part of fit

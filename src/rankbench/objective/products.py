@@ -19,6 +19,8 @@ from numba import njit, prange
 _FAST = {"reassoc", "contract"}
 MAX_BLOCKS = 32
 ROWS_PER_BLOCK = 4096
+# a query of more rows than this has its Jacobi diagonal summed by blocks of its rows
+BIG_QUERY_ROWS = 8 * ROWS_PER_BLOCK
 
 
 def max_blocks(n: int, d: int, nnz: int) -> int:
@@ -161,6 +163,33 @@ def csr_hess_diag(indptr, indices, data, w, query_ptr, qblocks, acc):
 
 
 @njit(cache=True, parallel=True)
+def rows_weighted_sums(dense, Xd, indptr, indices, data, w, lo, blocks, acc_sq, acc_m):
+    """For the rows lo + blocks[0] .. lo + blocks[-1] (one large query), block b puts
+    sum_i w_i x_ij^2 into acc_sq[b] and sum_i w_i x_ij into acc_m[b]; the rows of a query
+    too large for one thread are shared by all of them (``XProducts.hess_diag_sum``)."""
+    nb = blocks.shape[0] - 1
+    for b in prange(nb):
+        rsq = acc_sq[b]
+        rm = acc_m[b]
+        rsq[:] = 0.0
+        rm[:] = 0.0
+        for i in range(lo + blocks[b], lo + blocks[b + 1]):
+            wi = w[i]
+            if wi != 0.0:
+                if dense:
+                    for j in range(Xd.shape[1]):
+                        x = Xd[i, j]
+                        rsq[j] += wi * x * x
+                        rm[j] += wi * x
+                else:
+                    for k in range(indptr[i], indptr[i + 1]):
+                        j = indices[k]
+                        x = data[k]
+                        rsq[j] += wi * x * x
+                        rm[j] += wi * x
+
+
+@njit(cache=True, parallel=True)
 def sum_rows(acc, out):
     """out[j] = sum_b acc[b, j], b in order (the same sum whatever the thread count)."""
     d = acc.shape[1]
@@ -187,6 +216,7 @@ class XProducts:
         self.query_ptr = np.asarray(query_ptr, dtype=np.int64)
         self._acc_shape = (max(self.blocks.shape[0], self.qblocks.shape[0]) - 1, d)
         self._acc = None
+        self._acc2 = None  # second accumulator of the large-query diagonal (hess_diag_sum)
         if self.sparse:
             self._csr = (X.indptr, X.indices, X.data)
 
@@ -201,6 +231,7 @@ class XProducts:
     @property
     def nbytes(self) -> int:
         acc = 0 if self._acc is None else self._acc.nbytes
+        acc += 0 if self._acc2 is None else self._acc2.nbytes
         return int(acc + self.blocks.nbytes + self.qblocks.nbytes)
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
@@ -226,13 +257,59 @@ class XProducts:
         return out
 
     def hess_diag_sum(self, w: np.ndarray) -> np.ndarray:
-        """sum over queries of sum_i w_i x_ij^2 - (sum_i w_i x_ij)^2 / sum_i w_i, per feature j."""
+        """sum over queries of sum_i w_i x_ij^2 - (sum_i w_i x_ij)^2 / sum_i w_i, per feature j.
+
+        Queries run in parallel, one block of whole queries per task.  A query longer than
+        ``BIG_QUERY_ROWS`` is left out of those blocks (its weights zeroed) and summed on its
+        own by blocks of its rows over all threads (``rows_weighted_sums``), so one large AUC
+        query is not summed by one thread."""
         w = np.ascontiguousarray(w, dtype=np.float64)
+        d = self.X.shape[1]
+        big = self._big_queries
+        w_small = w
+        if big.shape[0]:
+            w_small = w.copy()
+            for q in big:
+                w_small[self.query_ptr[q]:self.query_ptr[q + 1]] = 0.0
         acc = self.acc[: self.qblocks.shape[0] - 1]
         if self.sparse:
-            csr_hess_diag(*self._csr, w, self.query_ptr, self.qblocks, acc)
+            csr_hess_diag(*self._csr, w_small, self.query_ptr, self.qblocks, acc)
         else:
-            dense_hess_diag(self.X, w, self.query_ptr, self.qblocks, acc)
-        out = np.empty(self.X.shape[1])
+            dense_hess_diag(self.X, w_small, self.query_ptr, self.qblocks, acc)
+        out = np.empty(d)
         sum_rows(acc, out)
+        for q in big:
+            self.add_query_diag(w, int(self.query_ptr[q]), int(self.query_ptr[q + 1]), out)
         return out
+
+    def add_query_diag(self, w: np.ndarray, lo: int, hi: int, out: np.ndarray) -> None:
+        """out += the diagonal sum of the one query of rows lo..hi-1, by blocks of its rows on
+        every thread (blocks fixed by the query's size: the same bits with any thread count)."""
+        tot = float(np.sum(w[lo:hi]))
+        if tot <= 0.0:
+            return
+        d = self.X.shape[1]
+        if self.sparse:
+            args = (False, np.empty((0, 0)), *self._csr)
+        else:
+            args = (True, self.X, np.empty(1, np.int32), np.empty(1, np.int32), np.empty(1))
+        blocks = row_blocks(hi - lo, min(self._acc_shape[0], (hi - lo) // ROWS_PER_BLOCK))
+        acc_sq = self.acc[: blocks.shape[0] - 1]
+        acc_m = self._second_acc(blocks.shape[0] - 1)
+        rows_weighted_sums(*args, w, lo, blocks, acc_sq, acc_m)
+        sq = np.empty(d)
+        m = np.empty(d)
+        sum_rows(acc_sq, sq)
+        sum_rows(acc_m, m)
+        out += sq - m * m / tot
+
+    @property
+    def _big_queries(self) -> np.ndarray:
+        """The queries of more than BIG_QUERY_ROWS rows (summed by row blocks, above)."""
+        sizes = np.diff(self.query_ptr)
+        return np.flatnonzero(sizes > BIG_QUERY_ROWS)
+
+    def _second_acc(self, n_blocks: int) -> np.ndarray:
+        if self._acc2 is None or self._acc2.shape[0] < n_blocks:
+            self._acc2 = np.zeros((n_blocks, self.X.shape[1]))
+        return self._acc2[:n_blocks]

@@ -32,6 +32,53 @@ def _fw_prefix(tree, i):
 
 
 @njit(cache=True)
+def _fw_add2(t1, t2, i, v1, v2):
+    """``_fw_add`` on two trees of the same size at once (one index walk)."""
+    i += 1
+    while i < t1.shape[0]:
+        t1[i] += v1
+        t2[i] += v2
+        i += i & (-i)
+
+
+@njit(cache=True)
+def _fw_add3(t1, t2, t3, i, v1, v2, v3):
+    """``_fw_add`` on three trees of the same size at once (one index walk)."""
+    i += 1
+    while i < t1.shape[0]:
+        t1[i] += v1
+        t2[i] += v2
+        t3[i] += v3
+        i += i & (-i)
+
+
+@njit(cache=True)
+def _fw_prefix2(t1, t2, i):
+    """``_fw_prefix`` of two trees of the same size at once (one index walk)."""
+    s1 = 0.0
+    s2 = 0.0
+    while i > 0:
+        s1 += t1[i]
+        s2 += t2[i]
+        i -= i & (-i)
+    return s1, s2
+
+
+@njit(cache=True)
+def _fw_prefix3(t1, t2, t3, i):
+    """``_fw_prefix`` of three trees of the same size at once (one index walk)."""
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    while i > 0:
+        s1 += t1[i]
+        s2 += t2[i]
+        s3 += t3[i]
+        i -= i & (-i)
+    return s1, s2, s3
+
+
+@njit(cache=True)
 def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, fc, fs, fq):
     """One query's part of ``tree_fun`` (rows a..b-1, k levels); returns its L.  fc, fs, fq:
     work arrays of at least k + 1 entries (their first k + 1 are cleared here)."""
@@ -48,12 +95,11 @@ def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, fc, fs, fq)
         zi = z[i]
         while ptr < b and z[order[ptr]] - m < zi:
             h = order[ptr]
-            _fw_add(fc, k - 1 - qrank[h], 1.0)
-            _fw_add(fs, k - 1 - qrank[h], z[h])
+            zh = z[h]
+            _fw_add2(fc, fs, k - 1 - qrank[h], 1.0, zh)
             ptr += 1
-        cnt = _fw_prefix(fc, k - 1 - qrank[i])
+        cnt, S = _fw_prefix2(fc, fs, k - 1 - qrank[i])
         if cnt > 0.0:
-            S = _fw_prefix(fs, k - 1 - qrank[i])
             if power == 2:
                 gz[i] += 2.0 * c * (cnt * (m + zi) - S)
                 diag[i] += c * cnt
@@ -69,16 +115,13 @@ def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, fc, fs, fq)
         si = z[i] - m
         while ptr >= a and z[order[ptr]] > si:
             l = order[ptr]
-            _fw_add(fc, qrank[l], 1.0)
-            _fw_add(fs, qrank[l], z[l])
-            _fw_add(fq, qrank[l], z[l] * z[l])
+            zl = z[l]
+            _fw_add3(fc, fs, fq, qrank[l], 1.0, zl, zl * zl)
             ptr -= 1
-        cnt = _fw_prefix(fc, qrank[i])
+        cnt, S, S2 = _fw_prefix3(fc, fs, fq, qrank[i])
         if cnt > 0.0:
-            S = _fw_prefix(fs, qrank[i])
             am = m - z[i]
             if power == 2:
-                S2 = _fw_prefix(fq, qrank[i])
                 gz[i] -= 2.0 * c * (cnt * am + S)
                 diag[i] += c * cnt
                 value += c * (cnt * am * am + 2.0 * am * S + S2)
