@@ -237,3 +237,20 @@ def test_a_copy_evaluates_without_touching_the_original_state():
     probe.fun(w2)
     np.testing.assert_array_equal(o.hess_vec(v), want)
     assert probe._fused_bufs is not o._fused_bufs
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.0, 2.5, "2", True, [2]])
+def test_n_jobs_refuses_what_is_not_none_minus_one_or_a_positive_integer(bad):
+    from rankbench.parallel import resolve_n_jobs
+
+    with pytest.raises(ValueError, match="n_jobs must be None, -1"):
+        resolve_n_jobs(bad)
+
+
+def test_n_jobs_values():
+    from rankbench.parallel import resolve_n_jobs
+
+    top = numba.config.NUMBA_NUM_THREADS
+    assert resolve_n_jobs(None) == top and resolve_n_jobs(-1) == top
+    assert resolve_n_jobs(np.int64(1)) == 1
+    assert resolve_n_jobs(10**6) == top  # capped at numba's thread pool

@@ -9,6 +9,7 @@ the thread count, so a fit gives the same bits with any ``n_jobs``.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from numbers import Integral
 
 
 def resolve_n_jobs(n_jobs) -> int:
@@ -16,10 +17,12 @@ def resolve_n_jobs(n_jobs) -> int:
     import numba
 
     top = int(numba.config.NUMBA_NUM_THREADS)
-    if n_jobs is None or n_jobs == -1:
+    if n_jobs is None:
         return top
-    if isinstance(n_jobs, bool) or not float(n_jobs).is_integer() or n_jobs == 0 or n_jobs < -1:
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, Integral) or n_jobs == 0 or n_jobs < -1:
         raise ValueError(f"n_jobs must be None, -1 (every core) or a positive integer, got {n_jobs!r}")
+    if n_jobs == -1:
+        return top
     return max(1, min(int(n_jobs), top))
 
 
