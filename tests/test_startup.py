@@ -82,3 +82,12 @@ def test_one_shot_script_parses_and_fits(tmp_path):
     f = tmp_path / "toy.txt"
     f.write_text("".join(f"{i % 3} qid:{i // 5} 1:{i % 4}.5 2:{(i * 3) % 5}\n" for i in range(20)))
     assert _imported(ONE_SHOT.format(path=str(f))) == []
+
+
+def test_results_command_does_not_import_hydra():
+    # `rankbench results` browses the store: no Hydra (the multirun callback lives apart)
+    code = ("import contextlib, io\nfrom rankbench.__main__ import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+            "    main(['results', '--help'])")
+    assert "hydra" not in _imported(code)
+    assert "hydra" in _imported("import rankbench.sweep_callback")  # the probe sees it there
