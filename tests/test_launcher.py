@@ -1,7 +1,7 @@
 """Launchers: a sweep through a real (loopback) Ray cluster and through submitit's local executor.
 
 Hydra's joblib launcher takes the same path as these (pickled task function, summary
-callback in the driver) and is left out to keep the suite short.
+callback in the driver); its test checks the numba threads each job's runs get.
 """
 
 from __future__ import annotations
@@ -131,3 +131,31 @@ def test_submitit_launcher_local_executor(tmp_path):
     assert "6 ok / 0 failed runs" in out
     # Hydra's job folders land under the submitting directory, whatever the worker's cwd
     assert len(list((tmp_path / "results" / "_scratch" / "hydra" / "multirun").glob("*/*/[0-9]"))) == 3
+
+
+def test_joblib_launcher_jobs_share_the_cores(tmp_path):
+    """hydra/launcher=joblib with n_jobs=2: each job's runs use cores // 2 numba threads (recorded),
+    not every thread each (which would oversubscribe the cores)."""
+    pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
+    store = tmp_path / "store"
+    pid, rc, out, err = run_sweep(tmp_path, ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"],
+                                  store)
+    assert rc == 0, err[-3000:]
+    records = check_every_record_once(store, pid)
+    assert {r["env"]["numba_threads"] for r in records} == {max(1, (os.cpu_count() or 1) // 2)}
+
+
+@pytest.mark.parametrize(("launcher", "share"), [
+    ({"_target_": "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher",
+      "n_jobs": 2}, lambda c: max(1, c // 2)),
+    ({"_target_": "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher",
+      "n_jobs": -1}, lambda c: 1),
+    ({"_target_": "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher",
+      "n_jobs": 10**4}, lambda c: 1),
+    ({"_target_": "hydra._internal.core_plugins.basic_launcher.BasicLauncher"}, lambda c: None),
+])
+def test_launcher_thread_share(launcher, share):
+    from rankbench.cli import launcher_thread_share
+
+    assert launcher_thread_share(launcher) == share(os.cpu_count() or 1)
+    assert launcher_thread_share() is None  # outside a Hydra job: every thread

@@ -254,3 +254,9 @@ def test_n_jobs_values():
     assert resolve_n_jobs(None) == top and resolve_n_jobs(-1) == top
     assert resolve_n_jobs(np.int64(1)) == 1
     assert resolve_n_jobs(10**6) == top  # capped at numba's thread pool
+    before = numba.get_num_threads()
+    try:  # None: the count the caller set (a runner worker's or a launcher job's share)
+        numba.set_num_threads(1)
+        assert resolve_n_jobs(None) == 1 and resolve_n_jobs(-1) == top
+    finally:
+        numba.set_num_threads(before)

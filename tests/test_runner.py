@@ -143,6 +143,12 @@ def test_run_many_parallel_stores_each_once(tmp_path):
     assert [r["run_id"] for r in recs] == [run_id(s) for s in specs]
     assert all(r["status"] == "ok" for r in recs)
     assert sorted(p.stem for p in ResultStore(tmp_path).files()) == sorted(r["run_id"] for r in recs)
+    # two workers on this machine's cores: each run's kernels got half of them (recorded)
+    assert {r["env"]["numba_threads"] for r in recs} == {max(1, (os.cpu_count() or 1) // 2)}
+    (serial,) = run_many([spec(fold=3)], tmp_path, progress=False)
+    import numba
+
+    assert serial["env"]["numba_threads"] == numba.get_num_threads()
 
 
 def test_isolated_runs_turn_crashes_and_overruns_into_failed_records(tmp_path, monkeypatch):

@@ -49,9 +49,13 @@ def run_job(cfg: Any) -> dict[str, Any]:
         log.info("%s (%s): nothing to run: %s", use.label, data["solver"]["name"], data["skip"])
         return {"run_ids": [], "n_failed": 0, "store": data["store"], "skipped": data["skip"]}
     store = ResultStore(data["store"])
+    from rankbench.parallel import numba_threads
+
     try:
-        records = run_many(specs, store, n_jobs=data["n_jobs"], progress=data["progress"],
-                           rerun=data["rerun"], isolate=data["isolate"], timeout_s=data["timeout_s"])
+        with numba_threads(launcher_thread_share()):
+            records = run_many(specs, store, n_jobs=data["n_jobs"], progress=data["progress"],
+                               rerun=data["rerun"], isolate=data["isolate"],
+                               timeout_s=data["timeout_s"])
     except OSError as exc:  # store not writable, disk full: finished records are kept
         print(f"rankbench: {exc}", file=sys.stderr)
         sys.exit(EXIT_STORE)
@@ -71,6 +75,27 @@ def run_job(cfg: Any) -> dict[str, Any]:
     if n_failed and not _in_multirun():
         sys.exit(EXIT_FAILED_RUNS)
     return {"run_ids": [run_id(s) for s in specs], "n_failed": n_failed, "store": data["store"]}
+
+
+def launcher_thread_share(launcher: Any = None) -> int | None:
+    """The numba threads of one job under Hydra's joblib launcher: the cores divided among the
+    jobs it runs at once (``hydra.launcher.n_jobs``; -1 or None: one per core), at least 1.
+    None (every thread) for any other launcher or outside Hydra.  ``launcher``: the launcher's
+    config (default: the running Hydra's)."""
+    if launcher is None:
+        try:
+            from hydra.core.hydra_config import HydraConfig
+
+            launcher = HydraConfig.get().launcher
+        except (ImportError, ValueError):  # not inside a Hydra job
+            return None
+    target = str(launcher.get("_target_", "") if hasattr(launcher, "get") else "")
+    if "joblib" not in target.lower():
+        return None
+    cores = os.cpu_count() or 1
+    n = launcher.get("n_jobs")
+    at_once = cores if n is None or int(n) < 1 else min(int(n), cores)
+    return max(1, cores // at_once)
 
 
 def _in_multirun() -> bool:

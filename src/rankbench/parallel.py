@@ -1,8 +1,10 @@
 """``n_jobs`` of the estimators: how many numba threads a fit's kernels use.
 
-``None`` (the default) or ``-1``: every numba thread (``NUMBA_NUM_THREADS``, by default one
-per core), as LightGBM uses every core by default; a positive integer: that many, at most
-``NUMBA_NUM_THREADS``.  The kernels split their work into blocks fixed by the data, not by
+``None`` (the default): numba's current thread count, which is every thread
+(``NUMBA_NUM_THREADS``, by default one per core, as LightGBM uses every core by default) unless
+the caller set fewer (``numba.set_num_threads``: the runner's parallel workers and Hydra's
+joblib launcher give each run its share of the cores); ``-1``: every numba thread; a positive
+integer: that many, at most ``NUMBA_NUM_THREADS``.  The kernels split their work into blocks fixed by the data, not by
 the thread count, so a fit gives the same bits with any ``n_jobs``.
 """
 
@@ -17,8 +19,8 @@ def resolve_n_jobs(n_jobs) -> int:
     import numba
 
     top = int(numba.config.NUMBA_NUM_THREADS)
-    if n_jobs is None:
-        return top
+    if n_jobs is None:  # the caller's count: a runner worker's or a launcher job's share
+        return int(numba.get_num_threads())
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, Integral) or n_jobs == 0 or n_jobs < -1:
         raise ValueError(f"n_jobs must be None, -1 (every core) or a positive integer, got {n_jobs!r}")
     if n_jobs == -1:

@@ -153,8 +153,12 @@ def _opt_float(est: Any, name: str) -> float | None:
 
 
 def _env(started: str, pid: int | None) -> dict[str, Any]:
+    import numba
+
+    # numba_threads: the kernels' thread count during the run (a timing means little without it)
     return {"versions": library_versions(), "git_commit": git_commit(), "machine": machine_info(),
-            "pid": pid, "argv": list(sys.argv), "started": started, "finished": now()}
+            "pid": pid, "argv": list(sys.argv), "started": started, "finished": now(),
+            "numba_threads": int(numba.get_num_threads())}
 
 
 def empty_record(spec: dict[str, Any], status: str = "ok", error: str | None = None) -> dict[str, Any]:

@@ -107,7 +107,8 @@ class RankSVM(RankerMixin, EstimatorBase):
     cannot apply it is refused by ``check_params`` naming those that can.  ``kernel``: non-linear RankSVM
     through the kernel PCA map (Chapelle 6.3).  ``cg_history`` (tron): one history row per CG
     iteration besides the outer ones (Lee & Lin suppl. Fig. (II)).  ``n_jobs``: numba threads
-    of the oracles' kernels (None or -1: all, ``rankbench.parallel``); the weights do not depend on it.
+    of the oracles' kernels (None: numba's current count, all unless a runner worker or launcher
+    job set its share; -1: all; ``rankbench.parallel``); the weights do not depend on it.
     ``n_shards``: split the queries
     into that many shards held by Ray actors (``rankbench.distributed.ShardedOracle``; tron,
     newton, lbfgs and cutting_plane), joining the Ray cluster at ``ray_address`` ("auto", "host:port")
