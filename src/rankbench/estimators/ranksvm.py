@@ -255,7 +255,8 @@ class RankSVM(RankerMixin, EstimatorBase):
             warnings.warn(self._convergence_advice(res), convergence_warning(), stacklevel=3)
         self.n_features_in_ = data.n_features
         self.n_pairs_ = oracle.n_pairs()
-        n_pairs, n_ge1 = pairs_with_margin(res.w, Xt, data.y, data.query_ptr)
+        n_pairs, n_ge1 = pairs_with_margin(res.w, Xt, data.y, data.query_ptr,
+                                           levels=getattr(oracle, "levels", None))
         # share of pairs with margin >= 1 = share of zero dual variables of the L2-loss dual
         self.zero_dual_share_ = n_ge1 / n_pairs if n_pairs else float("nan")
         # solver facts the harness copies into a record's "extra"

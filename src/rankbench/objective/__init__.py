@@ -58,11 +58,16 @@ def ranksvm_objective(w, X, y, query_ptr, C: float, loss: str | PairLoss = "squa
     return make_oracle(oracle, X, y, query_ptr, C=C, loss=loss).fun(w)
 
 
-def pairs_with_margin(w, X, y, query_ptr) -> tuple[int, int]:
-    """(|P|, number of pairs with w.x_i - w.x_j >= 1): zero dual variables of the L2 RankSVM; O(n log n)."""
+def pairs_with_margin(w, X, y, query_ptr, levels: QueryLevels | None = None) -> tuple[int, int]:
+    """(|P|, number of pairs with w.x_i - w.x_j >= 1): zero dual variables of the L2 RankSVM; O(n log n).
+
+    ``levels``: the problem's ``QueryLevels`` when the caller has them (an oracle's), so they
+    are not computed a second time (their construction needs several n-vectors)."""
     X, y, query_ptr = check_problem(X, y, query_ptr)
     w = _check_w(w, X.shape[1])
-    lv = QueryLevels.from_labels(y, query_ptr)
+    lv = QueryLevels.from_labels(y, query_ptr) if levels is None else levels
+    if lv.n_docs != y.shape[0]:
+        raise ValueError(f"levels are of {lv.n_docs} documents, the data of {y.shape[0]}")
     z = np.ascontiguousarray(np.asarray(X @ w, dtype=np.float64).ravel())
     order = sort_within_queries(z, query_ptr)
     active = tree_active_pairs(order, query_ptr, lv.qrank, lv.n_levels, z, 1.0)

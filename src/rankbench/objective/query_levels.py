@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,34 +34,24 @@ class QueryLevels:
 
     @classmethod
     def from_labels(cls, y: np.ndarray, query_ptr: np.ndarray) -> QueryLevels:
-        """Rank labels within each query and globally; O(n log n)."""
+        """Rank labels within each query and globally; O(n log n), and no temporary of more
+        than one n-vector beside the results (numba per query: an oracle's construction
+        is part of a fit's peak memory)."""
         y = np.asarray(y)
         query_ptr = np.asarray(query_ptr, dtype=np.int64)
         n = y.shape[0]
-        sizes = np.diff(query_ptr)
-        q_of = np.repeat(np.arange(sizes.shape[0], dtype=np.int64), sizes)
-        levels, grank = np.unique(y, return_inverse=True)
-        grank = grank.astype(np.int64).ravel()
+        nq = query_ptr.shape[0] - 1
+        levels = np.unique(y)
+        grank = np.searchsorted(levels, y).astype(np.int64, copy=False).ravel()
         qrank = np.zeros(n, dtype=np.int64)
-        n_levels = np.zeros(sizes.shape[0], dtype=np.int64)
-        if n:
-            o = np.lexsort((grank, q_of))
-            gs, qs = grank[o], q_of[o]
-            new_query = np.ones(n, dtype=bool)
-            new_query[1:] = qs[1:] != qs[:-1]
-            new_level = new_query.copy()
-            new_level[1:] |= gs[1:] != gs[:-1]
-            cum = np.cumsum(new_level) - 1
-            qrank[o] = cum - cum[np.flatnonzero(new_query)][np.cumsum(new_query) - 1]
-            np.add.at(n_levels, qs[new_level], 1)
+        n_levels = np.zeros(nq, dtype=np.int64)
+        _rank_within_queries(query_ptr, grank, qrank, n_levels)
         # bucket bounds: for query q, level r occupies bounds[off[q]+r] : bounds[off[q]+r+1]
-        offsets = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
+        offsets = np.zeros(nq + 1, dtype=np.int64)
         np.cumsum(n_levels + 1, out=offsets[1:])
         bucket_grank = np.zeros(int(offsets[-1]), dtype=np.int64)
         counts = np.zeros(int(offsets[-1]), dtype=np.int64)
-        if n:
-            np.add.at(counts, offsets[q_of] + qrank, 1)
-            bucket_grank[offsets[q_of] + qrank] = grank
+        _bucket_counts(query_ptr, qrank, grank, offsets, counts, bucket_grank)
         # exclusive prefix over the flat buckets = absolute document positions, because
         # documents are grouped by query and each query's sentinel bucket is empty
         bounds = np.cumsum(counts) - counts
@@ -74,3 +65,33 @@ class QueryLevels:
         counts = np.diff(np.append(self.bucket_bounds, self.n_docs)).astype(np.int64)
         counts[self.bucket_offsets[1:] - 1] = 0
         return int((np.sum(sizes**2) - np.sum(counts**2)) // 2)
+
+
+@njit(cache=True)
+def _rank_within_queries(query_ptr, grank, qrank, n_levels):
+    """qrank[i] = rank of grank[i] among the distinct values of its query, n_levels[q] their
+    number; O(n_q log n_q) per query."""
+    for q in range(query_ptr.shape[0] - 1):
+        a = query_ptr[q]
+        b = query_ptr[q + 1]
+        if b == a:
+            continue
+        vals = np.sort(grank[a:b])
+        k = 0
+        for t in range(b - a):  # distinct values, in place at the front
+            if t == 0 or vals[t] != vals[t - 1]:
+                vals[k] = vals[t]
+                k += 1
+        n_levels[q] = k
+        for i in range(a, b):
+            qrank[i] = np.searchsorted(vals[:k], grank[i])
+
+
+@njit(cache=True)
+def _bucket_counts(query_ptr, qrank, grank, offsets, counts, bucket_grank):
+    """Documents per (query, level) bucket and each bucket's global label rank."""
+    for q in range(query_ptr.shape[0] - 1):
+        for i in range(query_ptr[q], query_ptr[q + 1]):
+            j = offsets[q] + qrank[i]
+            counts[j] += 1
+            bucket_grank[j] = grank[i]
