@@ -82,6 +82,23 @@ def operation_rows(quick: bool) -> list[dict]:
     for name, X, y, ptr, C in _problems(quick):
         t_read = read_seconds(X)
         rng = np.random.default_rng(0)
+        if sp.issparse(X):
+            # what one sparse product costs at best here: X v gathers v[j] at random columns, so
+            # the same bytes of X take longer than the read; ours (every thread) against scipy's
+            # (one thread), and scipy's against the read
+            from rankbench.objective.products import XProducts
+
+            prod = XProducts(X, ptr)
+            v = rng.standard_normal(X.shape[1])
+            prod.matvec(v)
+            t_ours = _tmin(lambda prod=prod, v=v: prod.matvec(v), 7)
+            t_scipy = _tmin(lambda X=X, v=v: X @ v, 7)
+            common = {"problem": name, "x_mb": _x_bytes(X) / 2**20, "oracle": "X v"}
+            rows.append(_row(f"X v (rankbench, all threads) per scipy's X @ v (1 thread), {name}",
+                             "scipy X @ v", t_ours, t_scipy, 1.0, **common))
+            rows.append(_row(f"scipy X @ v per read of X, {name} (context: not a target)",
+                             "one read of X", t_scipy, t_read, float("inf"), **common))
+            del prod
         for oracle in ("tree", "counting"):
             o = make_oracle(oracle, X, y, ptr, C=C)
             w = rng.standard_normal(X.shape[1]) * 0.01
