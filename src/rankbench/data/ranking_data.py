@@ -114,7 +114,7 @@ class RankingData:
         prev = meta.get("order")
         meta["order"] = order if prev is None else np.asarray(prev)[order]
         return RankingData(
-            X=self.X[order], y=self.y[order], qid=qid, query_ptr=ptr, name=self.name,
+            X=take_rows(self.X, order), y=self.y[order], qid=qid, query_ptr=ptr, name=self.name,
             source=self.source, synthetic=self.synthetic, meta=meta,
             docids=None if self.docids is None else self.docids[order],
             lines=None if self.lines is None else self.lines[order],
@@ -147,6 +147,7 @@ class RankingData:
         copy: bool = False,
         docids: Any = None,
         lines: Any = None,
+        canonical: bool = False,
     ) -> RankingData:
         """Validate user arrays and group documents by query (stable).
 
@@ -154,6 +155,9 @@ class RankingData:
         Interleaved queries are grouped stably by first appearance; the permutation
         applied is kept in ``meta["order"]`` (None when the input was already grouped)
         and applied to ``docids`` and ``lines`` too.
+        ``canonical=True`` puts the rows straight into the canonical order instead (the
+        same data as ``from_arrays(...).canonical()`` when ``meta`` holds no "order", with one
+        gather of X instead of two).
         Raises ValueError with the problem named: shape mismatch, NaN/inf in X,
         non-integer or non-finite labels, empty input, a document id that is empty
         or holds whitespace.
@@ -176,10 +180,16 @@ class RankingData:
             if lines.shape != (n,):
                 raise ValueError(f"lines must be 1-D with one line number per row of X ({n}), "
                                  f"got shape {lines.shape}")
-        order, ptr = group_by_query(qid)
+        if canonical:
+            # canonical_order sorts by qid value, so no grouping pass (and copy) before it;
+            # its stable ties keep input order, as the grouping's would: the same permutation.
+            order = canonical_order(X, y, qid)
+            _, ptr = group_by_query(qid if order is None else qid[order])
+        else:
+            order, ptr = group_by_query(qid)
         meta = dict(meta or {})
         if order is not None:
-            X = X[order]
+            X = take_rows(X, order)
             y = y[order]
             qid = qid[order]
             docids = None if docids is None else docids[order]
@@ -189,6 +199,14 @@ class RankingData:
             meta.setdefault("order", None)
         return cls(X=X, y=y, qid=qid, query_ptr=ptr, name=name, source=source,
                    synthetic=synthetic, meta=meta, docids=docids, lines=lines)
+
+
+def take_rows(X: ArrayOrCSR, order: np.ndarray) -> ArrayOrCSR:
+    """Rows ``order`` of X (dense: ``np.take`` along axis 0, several times faster than ``X[order]``
+    for wide rows, same values); O(len(order) * d) or O(nnz)."""
+    if sp.issparse(X):
+        return X[order]
+    return np.take(X, order, axis=0)
 
 
 def check_feature_matrix(X: Any, n_features: int | None = None, *, copy: bool = False,

@@ -171,14 +171,14 @@ class SPDRanker(RankerMixin, EstimatorBase):
         X, y, qid = self._fit_inputs(X, y, qid, group)
         learner, lam, n_iter, sampler, C, checkpoints = self._checked_params()
         # Canonical row order: the same rows in any order give the same model.
-        data = RankingData.from_arrays(X, y, qid).canonical()
+        data = RankingData.from_arrays(X, y, qid, canonical=True)
         Xk = prepare_X(data.X)
         eval_set = eval_set if eval_set is not None else self.eval_set
         eval_data = None
         if eval_set is not None:
             if len(eval_set) != 3:
                 raise ValueError("eval_set must be a tuple (X, y, qid)")
-            eval_data = RankingData.from_arrays(*eval_set).canonical()
+            eval_data = RankingData.from_arrays(*eval_set, canonical=True)
             if eval_data.n_features != data.n_features:
                 raise ValueError(f"eval_set has {eval_data.n_features} features, training data "
                                  f"{data.n_features}")
