@@ -266,3 +266,43 @@ def test_from_arrays_canonical_is_from_arrays_then_canonical():
         np.testing.assert_array_equal(s.X.toarray(), a.X)
     c = RankingData.from_arrays(a.X, a.y, a.qid, canonical=True)
     assert c.meta["order"] is None
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("sampler", ["indexed", "uniform", "sofia"])
+def test_spd_reads_rows_through_the_index_with_the_same_bits(sampler, sparse):
+    """Without checkpoints SPD keeps X as given and maps the canonical index onto its rows
+    (PairIndex.on_rows); with checkpoints it trains on the gathered canonical copy.  Same bits,
+    and the same as on data given in the canonical order."""
+    X, y, qid = _data()
+    canon = canonical_order(X, y, qid)
+    kw = {"learner": "pegasos", "lam": 1e-2, "n_iter": 4000, "sampler": sampler, "random_state": 5}
+    mat = sp.csr_matrix if sparse else np.asarray
+    ref = SPDRanker(**kw).fit(mat(X[canon]), y[canon], qid[canon]).coef_
+    for p in [*_variants(X, y, qid), np.arange(len(y))]:
+        a = SPDRanker(**kw).fit(mat(X[p]), y[p], qid[p]).coef_
+        b = SPDRanker(**kw, checkpoints=[kw["n_iter"]]).fit(mat(X[p]), y[p], qid[p]).coef_
+        np.testing.assert_array_equal(a, ref)
+        np.testing.assert_array_equal(b, ref)
+
+
+def test_pair_index_on_rows_draws_the_same_documents():
+    from rankbench.optim.samplers import build_pair_index, draw_pairs
+
+    X, y, qid = _data()
+    p = _variants(X, y, qid)[0]  # storage order: shuffled
+    data = RankingData.from_arrays(X[p], y[p], qid[p], canonical=True)
+    rows = data.meta["order"]
+    index = build_pair_index(data.y, data.query_ptr)
+    moved = index.on_rows(rows)
+    np.testing.assert_array_equal(moved.y[rows], index.y)
+    for sampler in ("indexed", "uniform", "sofia"):
+        a, b, _ = draw_pairs(index, sampler, 500, random_state=2)
+        ma, mb, _ = draw_pairs(moved, sampler, 500, random_state=2)
+        np.testing.assert_array_equal(rows[a], ma)
+        np.testing.assert_array_equal(rows[b], mb)
+        assert np.all(data.y[a] != data.y[b])
+    with pytest.raises(ValueError, match="permutation"):
+        index.on_rows(np.zeros(len(rows), dtype=np.int64))
+    with pytest.raises(ValueError, match="one storage row"):
+        index.on_rows(rows[:-1])

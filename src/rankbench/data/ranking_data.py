@@ -162,17 +162,8 @@ class RankingData:
         non-integer or non-finite labels, empty input, a document id that is empty
         or holds whitespace.
         """
-        X = check_feature_matrix(X, copy=copy)
+        X, y, qid = check_ranking_arrays(X, y, qid, copy=copy)
         n = X.shape[0]
-        if n == 0:
-            raise ValueError("empty input: X has no rows")
-        y = check_labels(y, n)
-        if qid is None:
-            qid = np.zeros(n, dtype=np.int64)
-        else:
-            qid = np.asarray(qid)
-            if qid.ndim != 1 or qid.shape[0] != n:
-                raise ValueError(f"qid must be 1-D with one id per row of X ({n}), got shape {qid.shape}")
         if docids is not None:
             docids = check_docids(docids, n)
         if lines is not None:
@@ -199,6 +190,27 @@ class RankingData:
             meta.setdefault("order", None)
         return cls(X=X, y=y, qid=qid, query_ptr=ptr, name=name, source=source,
                    synthetic=synthetic, meta=meta, docids=docids, lines=lines)
+
+
+def check_ranking_arrays(X: Any, y: Any, qid: Any = None, *, copy: bool = False
+                         ) -> tuple[ArrayOrCSR, np.ndarray, np.ndarray]:
+    """(X, y, qid) validated as ``RankingData.from_arrays`` does, rows left as given; O(nnz).
+
+    X by ``check_feature_matrix`` (no copy of a float64 C-contiguous array or CSR unless
+    ``copy``), y int64 labels, qid one id per row (``None``: zeros, one query).
+    """
+    X = check_feature_matrix(X, copy=copy)
+    n = X.shape[0]
+    if n == 0:
+        raise ValueError("empty input: X has no rows")
+    y = check_labels(y, n)
+    if qid is None:
+        qid = np.zeros(n, dtype=np.int64)
+    else:
+        qid = np.asarray(qid)
+        if qid.ndim != 1 or qid.shape[0] != n:
+            raise ValueError(f"qid must be 1-D with one id per row of X ({n}), got shape {qid.shape}")
+    return X, y, qid
 
 
 def take_rows(X: ArrayOrCSR, order: np.ndarray) -> ArrayOrCSR:
