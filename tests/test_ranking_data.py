@@ -124,3 +124,23 @@ def test_bad_docids_are_refused(bad, msg):
 def test_numeric_docids_become_strings():
     d = RankingData.from_arrays(np.zeros((2, 1)), [0, 1], docids=np.array([57950, 331965]))
     assert d.docids.dtype.kind == "U" and d.docids.tolist() == ["57950", "331965"]
+
+
+def test_take_rows_is_fancy_indexing():
+    from rankbench.data.ranking_data import take_rows
+
+    rng = np.random.default_rng(0)
+    order = rng.integers(0, 50, 80)
+    for X in (rng.normal(size=(50, 7)), rng.normal(size=(50, 7)).astype(np.float32),
+              rng.integers(-9, 9, (50, 3)), np.asfortranarray(rng.normal(size=(50, 4))),
+              rng.normal(size=(50, 0)), sp.random(50, 6, density=0.3, format="csr", random_state=1)):
+        got = take_rows(X, order)
+        want = X[order]
+        if sp.issparse(X):
+            got, want = got.toarray(), want.toarray()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    X = rng.normal(size=(5, 2))
+    assert take_rows(X, np.array([], dtype=np.int64)).shape == (0, 2)
+    with pytest.raises(IndexError, match="out of range"):
+        take_rows(X, np.array([0, 5]))

@@ -114,7 +114,7 @@ class RankingData:
         prev = meta.get("order")
         meta["order"] = order if prev is None else np.asarray(prev)[order]
         return RankingData(
-            X=self.X[order], y=self.y[order], qid=qid, query_ptr=ptr, name=self.name,
+            X=take_rows(self.X, order), y=self.y[order], qid=qid, query_ptr=ptr, name=self.name,
             source=self.source, synthetic=self.synthetic, meta=meta,
             docids=None if self.docids is None else self.docids[order],
             lines=None if self.lines is None else self.lines[order],
@@ -147,6 +147,7 @@ class RankingData:
         copy: bool = False,
         docids: Any = None,
         lines: Any = None,
+        canonical: bool = False,
     ) -> RankingData:
         """Validate user arrays and group documents by query (stable).
 
@@ -154,21 +155,15 @@ class RankingData:
         Interleaved queries are grouped stably by first appearance; the permutation
         applied is kept in ``meta["order"]`` (None when the input was already grouped)
         and applied to ``docids`` and ``lines`` too.
+        ``canonical=True`` puts the rows straight into the canonical order instead (the
+        same data as ``from_arrays(...).canonical()`` when ``meta`` holds no "order", with one
+        gather of X instead of two).
         Raises ValueError with the problem named: shape mismatch, NaN/inf in X,
         non-integer or non-finite labels, empty input, a document id that is empty
         or holds whitespace.
         """
-        X = check_feature_matrix(X, copy=copy)
+        X, y, qid = check_ranking_arrays(X, y, qid, copy=copy)
         n = X.shape[0]
-        if n == 0:
-            raise ValueError("empty input: X has no rows")
-        y = check_labels(y, n)
-        if qid is None:
-            qid = np.zeros(n, dtype=np.int64)
-        else:
-            qid = np.asarray(qid)
-            if qid.ndim != 1 or qid.shape[0] != n:
-                raise ValueError(f"qid must be 1-D with one id per row of X ({n}), got shape {qid.shape}")
         if docids is not None:
             docids = check_docids(docids, n)
         if lines is not None:
@@ -176,10 +171,16 @@ class RankingData:
             if lines.shape != (n,):
                 raise ValueError(f"lines must be 1-D with one line number per row of X ({n}), "
                                  f"got shape {lines.shape}")
-        order, ptr = group_by_query(qid)
+        if canonical:
+            # canonical_order sorts by qid value, so no grouping pass (and copy) before it;
+            # its stable ties keep input order, as the grouping's would: the same permutation.
+            order = canonical_order(X, y, qid)
+            _, ptr = group_by_query(qid if order is None else qid[order])
+        else:
+            order, ptr = group_by_query(qid)
         meta = dict(meta or {})
         if order is not None:
-            X = X[order]
+            X = take_rows(X, order)
             y = y[order]
             qid = qid[order]
             docids = None if docids is None else docids[order]
@@ -189,6 +190,57 @@ class RankingData:
             meta.setdefault("order", None)
         return cls(X=X, y=y, qid=qid, query_ptr=ptr, name=name, source=source,
                    synthetic=synthetic, meta=meta, docids=docids, lines=lines)
+
+
+def check_ranking_arrays(X: Any, y: Any, qid: Any = None, *, copy: bool = False
+                         ) -> tuple[ArrayOrCSR, np.ndarray, np.ndarray]:
+    """(X, y, qid) validated as ``RankingData.from_arrays`` does, rows left as given; O(nnz).
+
+    X by ``check_feature_matrix`` (no copy of a float64 C-contiguous array or CSR unless
+    ``copy``), y int64 labels, qid one id per row (``None``: zeros, one query).
+    """
+    X = check_feature_matrix(X, copy=copy)
+    n = X.shape[0]
+    if n == 0:
+        raise ValueError("empty input: X has no rows")
+    y = check_labels(y, n)
+    if qid is None:
+        qid = np.zeros(n, dtype=np.int64)
+    else:
+        qid = np.asarray(qid)
+        if qid.ndim != 1 or qid.shape[0] != n:
+            raise ValueError(f"qid must be 1-D with one id per row of X ({n}), got shape {qid.shape}")
+    return X, y, qid
+
+
+def take_rows(X: ArrayOrCSR, order: np.ndarray) -> ArrayOrCSR:
+    """``X[order]`` for row numbers ``order`` in 0..n-1 (the same values); O(len(order) * d) or O(nnz).
+
+    A C-contiguous numeric X is gathered by a numba kernel on every core into memory numba
+    allocates: numpy's own gathers of a large X spent most of their time in page faults of
+    the new array (it asks for transparent huge pages, which can stall on compaction)."""
+    if sp.issparse(X):
+        return X[order]
+    order = np.asarray(order)
+    if (X.ndim == 2 and X.flags.c_contiguous and X.dtype in _GATHER_DTYPES
+            and order.ndim == 1 and order.dtype.kind in "iu"):
+        if order.shape[0] and (order.min() < 0 or order.max() >= X.shape[0]):
+            raise IndexError(f"row index out of range for X with {X.shape[0]} rows")
+        return _take_rows(X, order.astype(np.int64, copy=False))
+    return X[order]
+
+
+_GATHER_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.int32))
+
+
+@njit(cache=True, parallel=True)
+def _take_rows(X, order):
+    out = np.empty((order.shape[0], X.shape[1]), dtype=X.dtype)
+    for i in prange(order.shape[0]):
+        r = order[i]
+        for j in range(X.shape[1]):
+            out[i, j] = X[r, j]
+    return out
 
 
 def check_feature_matrix(X: Any, n_features: int | None = None, *, copy: bool = False,

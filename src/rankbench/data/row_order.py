@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, prange
 
 
 def group_by_query(qid: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
@@ -45,8 +45,12 @@ def group_by_query(qid: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
 def canonical_order(X, y: np.ndarray, qid: np.ndarray) -> np.ndarray | None:
     """The stable permutation sorting rows by (qid value, label, feature vector); None if identity.
 
-    ``X`` dense 2-D or CSR (validated, no NaN), ``y`` labels, ``qid`` query ids (any sortable
-    dtype).  O(n log n) comparisons of O(d) (dense) or O(nnz(a) + nnz(b)) (CSR) each.
+    ``X`` dense 2-D (bool, int or float) or CSR, ``y`` labels, ``qid`` query ids (any sortable
+    dtype).  Dense X gives exactly ``np.lexsort`` over (every column, y, qid rank): -0.0 equals
+    0.0 and NaN sorts last.  Rows are first sorted by (qid, label) only, then each
+    (query, label) block by its rows' content with a stable merge sort (dense: blocks in
+    parallel, the result independent of the thread count).  O(n log n) comparisons of
+    O(d) (dense) or O(nnz(a) + nnz(b)) (CSR) each, stopping at the first differing column.
     """
     n = y.shape[0]
     if n == 0:
@@ -62,18 +66,148 @@ def canonical_order(X, y: np.ndarray, qid: np.ndarray) -> np.ndarray | None:
         bounds = _block_bounds(qrank[order], yk[order])
         _sort_blocks_csr(order, bounds, Xc.data, Xc.indices, Xc.indptr)
     else:
-        Xd = np.asarray(X)
-        # np.lexsort is stable; the last key is the primary one.
-        keys = tuple(Xd[:, j] for j in range(Xd.shape[1] - 1, -1, -1)) + (yk, qrank)
-        order = np.lexsort(keys).astype(np.int64)
-    if np.array_equal(order, np.arange(n)):
+        Xd = _dense_keys(X, n)
+        order = np.lexsort((yk, qrank)).astype(np.int64)
+        bounds = _block_bounds(qrank[order], yk[order])
+        _sort_blocks_dense(order, bounds, Xd)
+    if _is_identity(order):
         return None
     return order
 
 
+def _dense_keys(X, n: int) -> np.ndarray:
+    """Dense X as an array the numba comparator orders exactly as np.lexsort orders its columns.
+
+    No copy for native-endian bool/int/uint/float32/float64 arrays (any strides); bool is viewed
+    as uint8 and float16 widened to float32 (both order-preserving); other dtypes are refused.
+    """
+    Xd = np.asarray(X)
+    if Xd.ndim != 2 or Xd.shape[0] != n:
+        raise ValueError(f"X must be 2-D with one row per label ({n}), got shape {Xd.shape}")
+    kind = Xd.dtype.kind
+    if kind not in "biuf":
+        raise ValueError(f"canonical_order needs a real numeric X (bool, int, float), got dtype {Xd.dtype}")
+    if not Xd.dtype.isnative:
+        Xd = Xd.astype(Xd.dtype.newbyteorder("="))
+    if kind == "b":
+        Xd = Xd.view(np.uint8)
+    elif Xd.dtype == np.float16:
+        Xd = Xd.astype(np.float32)
+    return Xd
+
+
+def _is_identity(order: np.ndarray) -> bool:
+    return bool(np.all(order[1:] > order[:-1])) if order.shape[0] > 1 else True
+
+
 def _block_bounds(qs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-    change = np.flatnonzero((qs[1:] != qs[:-1]) | (ys[1:] != ys[:-1])) + 1
+    """Starts of the runs of equal (qid rank, label) in sorted order, and the end; NaN labels equal each other."""
+    differ = ys[1:] != ys[:-1]
+    if ys.dtype.kind in "fc":
+        differ &= ~(np.isnan(ys[1:]) & np.isnan(ys[:-1]))
+    change = np.flatnonzero((qs[1:] != qs[:-1]) | differ) + 1
     return np.concatenate(([0], change, [qs.shape[0]])).astype(np.int64)
+
+
+# Runs up to this length are insertion-sorted before the merge passes.
+_RUN = 16
+
+
+@njit(cache=True)
+def _cmp_dense_rows(X, a, b):
+    """-1, 0, 1: rows a and b of X compared column by column as np.lexsort does.
+
+    -0.0 equals 0.0; NaN sorts after every number and equals NaN (numpy's sort order).
+    O(first differing column).
+    """
+    for j in range(X.shape[1]):
+        va = X[a, j]
+        vb = X[b, j]
+        if va < vb:
+            return -1
+        if va > vb:
+            return 1
+        if va != vb:  # unordered: at least one is NaN
+            a_nan = va != va
+            b_nan = vb != vb
+            if a_nan and not b_nan:
+                return 1
+            if b_nan and not a_nan:
+                return -1
+    return 0
+
+
+@njit(cache=True)
+def _sort_block_dense(order, buf, lo, hi, X):
+    """Stable sort of ``order[lo:hi]`` by the rows of X it points to; ``buf[lo:hi]`` is scratch.
+
+    Insertion sort of runs of _RUN rows, then bottom-up merges alternating between ``order``
+    and ``buf`` (a merge whose two runs are already in order is a copy).  O(m log m)
+    comparisons for m = hi - lo, worst case.
+    """
+    m = hi - lo
+    if m < 2:
+        return
+    for s in range(lo, hi, _RUN):
+        e = min(s + _RUN, hi)
+        for i in range(s + 1, e):
+            v = order[i]
+            k = i - 1
+            while k >= s and _cmp_dense_rows(X, v, order[k]) < 0:
+                order[k + 1] = order[k]
+                k -= 1
+            order[k + 1] = v
+    src = order
+    dst = buf
+    in_buf = False
+    width = _RUN
+    while width < m:
+        for s in range(lo, hi, 2 * width):
+            mid = min(s + width, hi)
+            end = min(s + 2 * width, hi)
+            if mid >= end or _cmp_dense_rows(X, src[mid], src[mid - 1]) >= 0:
+                for p in range(s, end):
+                    dst[p] = src[p]
+                continue
+            i = s
+            j = mid
+            o = s
+            while i < mid and j < end:
+                # take from the right run only when strictly smaller: stable
+                if _cmp_dense_rows(X, src[j], src[i]) < 0:
+                    dst[o] = src[j]
+                    j += 1
+                else:
+                    dst[o] = src[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                dst[o] = src[i]
+                i += 1
+                o += 1
+            while j < end:
+                dst[o] = src[j]
+                j += 1
+                o += 1
+        src, dst = dst, src
+        in_buf = not in_buf
+        width *= 2
+    if in_buf:
+        for p in range(lo, hi):
+            order[p] = buf[p]
+
+
+@njit(cache=True, parallel=True)
+def _sort_blocks_dense(order, bounds, X):
+    """Sort each block ``order[bounds[k]:bounds[k+1]]`` by row content (stable), in place.
+
+    One prange iteration per block: blocks touch disjoint slices of ``order`` and of the
+    scratch buffer, and each block's sort is sequential, so the result does not depend on
+    the number of threads.
+    """
+    buf = np.empty_like(order)
+    for k in prange(bounds.shape[0] - 1):
+        _sort_block_dense(order, buf, bounds[k], bounds[k + 1], X)
 
 
 @njit(cache=True)

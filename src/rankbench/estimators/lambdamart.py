@@ -47,7 +47,7 @@ def _ranking_data(X: Any, y: Any, qid: Any, what: str) -> RankingData:
     if isinstance(X, RankingData):
         data = X
     else:
-        data = RankingData.from_arrays(X, y, qid).canonical()
+        data = RankingData.from_arrays(X, y, qid, canonical=True)
     if data.y.min() < 0:
         raise ValueError(f"{what}: relevance labels must be >= 0, found {int(data.y.min())}")
     if data.y.max() > 30:

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from rankbench.data.ranking_data import RankingData
+from rankbench.data.ranking_data import RankingData, check_ranking_arrays
+from rankbench.data.row_order import canonical_order, group_by_query
 from rankbench.estimators.base import EstimatorBase, RankerMixin
 from rankbench.estimators.registry import register_solver
 from rankbench.optim.pair_steps import ETA_LEARNERS, ETA_SCHEDULES, LEARNERS
@@ -171,23 +172,39 @@ class SPDRanker(RankerMixin, EstimatorBase):
         X, y, qid = self._fit_inputs(X, y, qid, group)
         learner, lam, n_iter, sampler, C, checkpoints = self._checked_params()
         # Canonical row order: the same rows in any order give the same model.
-        data = RankingData.from_arrays(X, y, qid).canonical()
-        Xk = prepare_X(data.X)
+        data, rows = None, None
+        if checkpoints or sampler == "rejection":
+            # The objective's sums and the rejection sampler's uniform draws follow row
+            # positions: they need the rows gathered into the canonical order.
+            data = RankingData.from_arrays(X, y, qid, canonical=True)
+            Xk, y_index, query_ptr = prepare_X(data.X), data.y, data.query_ptr
+        else:
+            # The other samplers reach rows only through the pair index: index the canonical
+            # order and map its positions to the rows of X as given (PairIndex.on_rows): the
+            # same draws, rows and steps, without a gathered copy of X.
+            Xv, yv, qv = check_ranking_arrays(X, y, qid)
+            rows = canonical_order(Xv, yv, qv)
+            y_index = yv if rows is None else yv[rows]
+            _, query_ptr = group_by_query(qv if rows is None else qv[rows])
+            Xk = prepare_X(Xv)
+        n_features = int(Xk.shape[1])
         eval_set = eval_set if eval_set is not None else self.eval_set
         eval_data = None
         if eval_set is not None:
             if len(eval_set) != 3:
                 raise ValueError("eval_set must be a tuple (X, y, qid)")
-            eval_data = RankingData.from_arrays(*eval_set).canonical()
-            if eval_data.n_features != data.n_features:
+            eval_data = RankingData.from_arrays(*eval_set, canonical=True)
+            if eval_data.n_features != n_features:
                 raise ValueError(f"eval_set has {eval_data.n_features} features, training data "
-                                 f"{data.n_features}")
+                                 f"{n_features}")
         objective_fn = _ranksvm_objective() if checkpoints else None
 
         self.compile_time_ = _warm_up(Xk)
         t0 = time.perf_counter()
-        index = build_pair_index(data.y, data.query_ptr)  # raises ValueError when P is empty
-        state = SPDState.start(data.n_features, self.random_state)
+        index = build_pair_index(y_index, query_ptr)  # raises ValueError when P is empty
+        if rows is not None:
+            index = index.on_rows(rows)
+        state = SPDState.start(n_features, self.random_state)
         train_s = time.perf_counter() - t0
 
         self.n_pairs_ = index.n_pairs
@@ -221,7 +238,7 @@ class SPDRanker(RankerMixin, EstimatorBase):
         self.history_ = history
         if history:
             self.objective_ = history[-1]["objective"]
-        self.n_features_in_ = data.n_features
+        self.n_features_in_ = n_features
         return self
 
     def _checkpoint_row(self, state, data, Xk, eval_data, objective_fn, loss, lam, train_s):

@@ -48,7 +48,7 @@ array, so a run can be cut into segments (checkpoints) and continued bit-identic
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit
@@ -165,6 +165,28 @@ class PairIndex:
     doc_query: np.ndarray
     y: np.ndarray
     n_pairs: int
+
+    def on_rows(self, rows: np.ndarray) -> PairIndex:
+        """This index for the same documents stored in another order: position ``p`` of the
+        indexed data is row ``rows[p]`` of the storage (``rows`` a permutation); O(n).
+
+        The ``indexed``, ``uniform`` and ``sofia`` samplers then draw the same pairs, as rows
+        of the storage, with the same labels.  The ``rejection`` sampler draws uniform
+        positions, so it needs the data in the indexed order (not this).
+        """
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        n = self.y.shape[0]
+        if rows.shape != (n,):
+            raise ValueError(f"rows must hold one storage row per indexed document ({n}), "
+                             f"got shape {rows.shape}")
+        position = np.full(n, -1, dtype=np.int64)
+        if n and (rows.min() < 0 or rows.max() >= n):
+            raise ValueError("rows must be a permutation of 0..n-1")
+        position[rows] = np.arange(n, dtype=np.int64)
+        if np.any(position < 0):
+            raise ValueError("rows must be a permutation of 0..n-1")
+        return replace(self, order=rows[self.order], doc_query=self.doc_query[position],
+                       y=self.y[position])
 
     @property
     def n_valid_queries(self) -> int:
