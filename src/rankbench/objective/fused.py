@@ -25,6 +25,34 @@ from rankbench.objective.sweeps import (
 # reassociation vectorizes the row dot products; the order is fixed by the code, not the threads
 _FAST = {"reassoc", "contract"}
 
+# The row helpers are inlined at numba-IR level into the fused passes, so they compile under the
+# pass's fastmath flags and run as fast as the loops written out (timed, single thread, 480k x 46
+# dense and CSR); as plain njit calls they made each pass ~1.5x slower.
+
+
+@njit(cache=True, inline="always")
+def _row_dot(dense, Xd, indptr, indices, data, i, w):
+    """x_i . w for row i of dense Xd (C order) or of the CSR (indptr, indices, data)."""
+    s = 0.0
+    if dense:
+        for j in range(Xd.shape[1]):
+            s += Xd[i, j] * w[j]
+    else:
+        for t in range(indptr[i], indptr[i + 1]):
+            s += data[t] * w[indices[t]]
+    return s
+
+
+@njit(cache=True, inline="always")
+def _row_axpy(dense, Xd, indptr, indices, data, i, g, row):
+    """row += g x_i for row i of dense Xd (C order) or of the CSR (indptr, indices, data)."""
+    if dense:
+        for j in range(Xd.shape[1]):
+            row[j] += g * Xd[i, j]
+    else:
+        for t in range(indptr[i], indptr[i + 1]):
+            row[indices[t]] += g * data[t]
+
 
 @njit(cache=True, parallel=True, fastmath=_FAST)
 def fused_fun(kind, dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qrank, n_levels,
@@ -51,14 +79,7 @@ def fused_fun(kind, dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qra
                 vals[q] = 0.0
                 continue
             for i in range(a, e):
-                s = 0.0
-                if dense:
-                    for j in range(Xd.shape[1]):
-                        s += Xd[i, j] * w[j]
-                else:
-                    for t in range(indptr[i], indptr[i + 1]):
-                        s += data[t] * w[indices[t]]
-                z[i] = s
+                z[i] = _row_dot(dense, Xd, indptr, indices, data, i, w)
                 gz[i] = 0.0
                 diag[i] = 0.0
             _sort_query(z, a, e, prev, order)
@@ -79,12 +100,7 @@ def fused_fun(kind, dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qra
                 for i in range(a, e):
                     g = gz[i]
                     if g != 0.0:
-                        if dense:
-                            for j in range(Xd.shape[1]):
-                                row[j] += g * Xd[i, j]
-                        else:
-                            for t in range(indptr[i], indptr[i + 1]):
-                                row[indices[t]] += g * data[t]
+                        _row_axpy(dense, Xd, indptr, indices, data, i, g, row)
             vals[q] = val
 
 
@@ -109,14 +125,7 @@ def fused_hess_vec(kind, dense, Xd, indptr, indices, data, v, query_ptr, qblocks
             if e == a or k < 2:
                 continue
             for i in range(a, e):
-                s = 0.0
-                if dense:
-                    for j in range(Xd.shape[1]):
-                        s += Xd[i, j] * v[j]
-                else:
-                    for t in range(indptr[i], indptr[i + 1]):
-                        s += data[t] * v[indices[t]]
-                d[i] = s
+                d[i] = _row_dot(dense, Xd, indptr, indices, data, i, v)
                 gamma[i] = 0.0
             for p in range(offs.shape[0]):
                 if pows[p] == 2:
@@ -129,9 +138,4 @@ def fused_hess_vec(kind, dense, Xd, indptr, indices, data, v, query_ptr, qblocks
             for i in range(a, e):
                 h = 2.0 * (diag[i] * d[i] - gamma[i])
                 if h != 0.0:
-                    if dense:
-                        for j in range(Xd.shape[1]):
-                            row[j] += h * Xd[i, j]
-                    else:
-                        for t in range(indptr[i], indptr[i + 1]):
-                            row[indices[t]] += h * data[t]
+                    _row_axpy(dense, Xd, indptr, indices, data, i, h, row)
