@@ -25,9 +25,9 @@ from rankbench.objective.sweeps import (
 # reassociation vectorizes the row dot products; the order is fixed by the code, not the threads
 _FAST = {"reassoc", "contract"}
 
-# The row helpers are inlined at numba-IR level into the fused passes, so they compile under the
+# The helpers below are inlined at numba-IR level into the fused passes, so they compile under the
 # pass's fastmath flags and run as fast as the loops written out (timed, single thread, 480k x 46
-# dense and CSR); as plain njit calls they made each pass ~1.5x slower.
+# dense and CSR); as plain njit calls the row helpers made each pass ~1.5x slower.
 
 
 @njit(cache=True, inline="always")
@@ -54,6 +54,15 @@ def _row_axpy(dense, Xd, indptr, indices, data, i, g, row):
             row[indices[t]] += g * data[t]
 
 
+@njit(cache=True, inline="always")
+def _max_levels(n_levels):
+    """The largest number of relevance levels of a query (at least 1): the scratch arrays' size."""
+    kmax = 1
+    for q in range(n_levels.shape[0]):
+        kmax = max(kmax, n_levels[q])
+    return kmax
+
+
 @njit(cache=True, parallel=True, fastmath=_FAST)
 def fused_fun(kind, dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qrank, n_levels,
               bucket_bounds, bucket_offsets, bucket_grank, M, W, m0, c0, offs, wts, pows,
@@ -62,9 +71,7 @@ def fused_fun(kind, dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qra
     (kind 0 = tree with margin m0 and weight c0, 1 = counting with the level matrices M, W),
     then acc[block] += X_q^T gz_q.  Fills z, order (border for counting), gz, diag, vals[q]."""
     nb = qblocks.shape[0] - 1
-    kmax = 1
-    for q in range(n_levels.shape[0]):
-        kmax = max(kmax, n_levels[q])
+    kmax = _max_levels(n_levels)
     for b in prange(nb):
         row = acc[b]
         row[:] = 0.0
@@ -111,9 +118,7 @@ def fused_hess_vec(kind, dense, Xd, indptr, indices, data, v, query_ptr, qblocks
     """Per query: d = X_q v, gamma from the query's Hessian pass (squared pieces), then
     acc[block] += X_q^T (2 (diag d - gamma))_q, at the state of the last ``fused_fun``."""
     nb = qblocks.shape[0] - 1
-    kmax = 1
-    for q in range(n_levels.shape[0]):
-        kmax = max(kmax, n_levels[q])
+    kmax = _max_levels(n_levels)
     for b in prange(nb):
         row = acc[b]
         row[:] = 0.0
