@@ -9,30 +9,22 @@ cores and memory bandwidth, so this measures the overhead of sharding, not a clu
 from __future__ import annotations
 
 import os
-import time
 
 import numpy as np
+
+from rankbench.bench.ranksvm import _time_min  # the one min-of-repeats timer
 
 PART = "shards"
 SHARDS = (1, 2, 4)
 C = 1e-3
 
 
-def _best(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
 def _measure(oracle, w, v, repeats: int) -> tuple[float, float, np.ndarray]:
     """(seconds per Hv at w, seconds per fun + grad, Hv)."""
     oracle.fun(w)
     hv = oracle.hess_vec(v)
-    hv_s = _best(lambda: oracle.hess_vec(v), repeats)
-    fg_s = _best(lambda: (oracle.fun(w), oracle.grad(w)), repeats)
+    hv_s = _time_min(lambda: oracle.hess_vec(v), repeats)
+    fg_s = _time_min(lambda: (oracle.fun(w), oracle.grad(w)), repeats)
     oracle.fun(w)
     return hv_s, fg_s, hv
 

@@ -79,15 +79,18 @@ def decompress_bytes(raw: bytes, path: str | Path = "<bytes>") -> bytes:
     return raw
 
 
-@numba.njit(cache=True)
-def _scan_number(buf, a, b):
-    """Parse buf[a:b] as a decimal; returns (status, mantissa, exp10, negative).
+@numba.njit(cache=True, inline="always")
+def _scan_number_from(buf, a, n):
+    """Scan a decimal from buf[a] up to the first byte outside the number's grammar (or n).
 
-    status 0: ok; 1: not a number; 2: a number with more than 19 significant digits.
+    Returns (status, mantissa, exp10, negative, end).  status 0: ok; 1: not a number (no
+    mantissa digit, or an exponent mark without digits); 2: a number with more than 19
+    significant digits.  The caller checks that ``end`` ends the token.  Inlined into its
+    callers (``_scan_number`` and ``fill_letor``'s hot path) at numba IR level.
     """
     neg = False
     i = a
-    if i < b and (buf[i] == 45 or buf[i] == 43):  # '-' '+'
+    if i < n and (buf[i] == 45 or buf[i] == 43):  # '-' '+'
         neg = buf[i] == 45
         i += 1
     m = np.uint64(0)
@@ -95,7 +98,7 @@ def _scan_number(buf, a, b):
     nd = 0  # significant digits in m
     seen = False
     too_long = False
-    while i < b and 48 <= buf[i] <= 57:
+    while i < n and 48 <= buf[i] <= 57:
         seen = True
         d = buf[i] - 48
         if nd < 19:
@@ -107,9 +110,9 @@ def _scan_number(buf, a, b):
         if too_long:
             e += 1
         i += 1
-    if i < b and buf[i] == 46:  # '.'
+    if i < n and buf[i] == 46:  # '.'
         i += 1
-        while i < b and 48 <= buf[i] <= 57:
+        while i < n and 48 <= buf[i] <= 57:
             seen = True
             d = buf[i] - 48
             if nd < 19:
@@ -121,26 +124,38 @@ def _scan_number(buf, a, b):
                 too_long = True
             i += 1
     if not seen:
-        return 1, m, 0, neg
-    if i < b and (buf[i] == 101 or buf[i] == 69):  # 'e' 'E'
+        return 1, m, 0, neg, i
+    if i < n and (buf[i] == 101 or buf[i] == 69):  # 'e' 'E'
         i += 1
         eneg = False
-        if i < b and (buf[i] == 45 or buf[i] == 43):
+        if i < n and (buf[i] == 45 or buf[i] == 43):
             eneg = buf[i] == 45
             i += 1
-        if i >= b:
-            return 1, m, 0, neg
         x = 0
-        while i < b and 48 <= buf[i] <= 57:
+        xd = 0
+        while i < n and 48 <= buf[i] <= 57:
             if x < 100000:
                 x = x * 10 + (buf[i] - 48)
+            xd += 1
             i += 1
+        if xd == 0:
+            return 1, m, 0, neg, i
         e += -x if eneg else x
-    if i != b:
-        return 1, m, 0, neg
     if too_long:
-        return 2, m, e, neg
-    return 0, m, e, neg
+        return 2, m, e, neg, i
+    return 0, m, e, neg, i
+
+
+@numba.njit(cache=True)
+def _scan_number(buf, a, b):
+    """Parse buf[a:b] as a decimal; returns (status, mantissa, exp10, negative).
+
+    status 0: ok; 1: not a number; 2: a number with more than 19 significant digits.
+    """
+    st, m, e, neg, end = _scan_number_from(buf, a, b)
+    if end != b:  # bytes after the number (st == 1 already has e == 0)
+        return 1, m, 0, neg
+    return st, m, e, neg
 
 
 @numba.njit(cache=True)
@@ -341,71 +356,6 @@ def count_letor(buf, cls):
 def _is_stop(c):
     """Whether byte c ends a token: blank, LF or '#'."""
     return c == 32 or c == 10 or c == 35 or c == 9 or c == 13 or c == 11 or c == 12
-
-
-@numba.njit(cache=True)
-def _scan_number_from(buf, a, n):
-    """Like ``_scan_number`` but reads from a to the first byte outside the number's grammar.
-
-    Returns (status, mantissa, exp10, negative, end): status 1 when no mantissa digit or an
-    exponent mark without digits; the caller checks that ``end`` ends the token.
-    """
-    neg = False
-    i = a
-    if i < n and (buf[i] == 45 or buf[i] == 43):
-        neg = buf[i] == 45
-        i += 1
-    m = np.uint64(0)
-    e = 0
-    nd = 0
-    seen = False
-    too_long = False
-    while i < n and 48 <= buf[i] <= 57:
-        seen = True
-        d = buf[i] - 48
-        if nd < 19:
-            if m != 0 or d != 0:
-                m = m * np.uint64(10) + np.uint64(d)
-                nd += 1
-        else:
-            too_long = True
-        if too_long:
-            e += 1
-        i += 1
-    if i < n and buf[i] == 46:
-        i += 1
-        while i < n and 48 <= buf[i] <= 57:
-            seen = True
-            d = buf[i] - 48
-            if nd < 19:
-                if m != 0 or d != 0:
-                    m = m * np.uint64(10) + np.uint64(d)
-                    nd += 1
-                e -= 1
-            elif d != 0:
-                too_long = True
-            i += 1
-    if not seen:
-        return 1, m, 0, neg, i
-    if i < n and (buf[i] == 101 or buf[i] == 69):
-        i += 1
-        eneg = False
-        if i < n and (buf[i] == 45 or buf[i] == 43):
-            eneg = buf[i] == 45
-            i += 1
-        x = 0
-        xd = 0
-        while i < n and 48 <= buf[i] <= 57:
-            if x < 100000:
-                x = x * 10 + (buf[i] - 48)
-            xd += 1
-            i += 1
-        if xd == 0:
-            return 1, m, 0, neg, i
-        e += -x if eneg else x
-    if too_long:
-        return 2, m, e, neg, i
-    return 0, m, e, neg, i
 
 
 @numba.njit(cache=True)
