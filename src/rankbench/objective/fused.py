@@ -16,6 +16,7 @@ from numba import njit, prange
 
 from rankbench.objective.score_order import _group_query, _sort_query
 from rankbench.objective.sweeps import (
+    FW_LANES,
     _counting_fun_query,
     _counting_hess_query,
     _tree_fun_query,
@@ -75,9 +76,7 @@ def fused_fun(kind, dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qra
     for b in prange(nb):
         row = acc[b]
         row[:] = 0.0
-        fc = np.empty(kmax + 1)
-        fs = np.empty(kmax + 1)
-        fq = np.empty(kmax + 1)
+        F = np.empty(FW_LANES * (kmax + 1))
         cursor = np.empty(kmax, dtype=np.int64)
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
@@ -99,7 +98,7 @@ def fused_fun(kind, dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qra
                 for p in range(offs.shape[0]):
                     if kind == 0:
                         val += _tree_fun_query(order, a, e, k, qrank, z, m0 + offs[p],
-                                               c0 * wts[p], pows[p], gz, diag, fc, fs, fq)
+                                               c0 * wts[p], pows[p], gz, diag, F)
                     else:
                         val += _counting_fun_query(q, border, bucket_bounds, bucket_offsets,
                                                    bucket_grank, n_levels, z, M, W, offs[p],

@@ -13,7 +13,7 @@ from __future__ import annotations
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fw_add(tree, i, v):
     i += 1
     while i < tree.shape[0]:
@@ -21,7 +21,7 @@ def _fw_add(tree, i, v):
         i += i & (-i)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fw_prefix(tree, i):
     """Sum of Fenwick positions 0..i-1."""
     s = 0.0
@@ -31,61 +31,48 @@ def _fw_prefix(tree, i):
     return s
 
 
-@njit(cache=True)
-def _fw_add2(t1, t2, i, v1, v2):
-    """``_fw_add`` on two trees of the same size at once (one index walk)."""
+# The loss sweep keeps its three trees (count, sum of z, sum of z^2) interleaved in one array,
+# node t at F[4t : 4t + 3] (a fourth lane pads the node to 32 bytes): one index walk updates or
+# reads all three with one vector operation per node.
+FW_LANES = 4
+
+
+@njit(cache=True, inline="always")
+def _fw3_add(F, i, v0, v1, v2, size):
+    """Add (v0, v1, v2) at position i of the interleaved trees of ``size`` nodes (k + 1)."""
     i += 1
-    while i < t1.shape[0]:
-        t1[i] += v1
-        t2[i] += v2
+    while i < size:
+        base = FW_LANES * i
+        F[base] += v0
+        F[base + 1] += v1
+        F[base + 2] += v2
+        F[base + 3] += 0.0
         i += i & (-i)
 
 
-@njit(cache=True)
-def _fw_add3(t1, t2, t3, i, v1, v2, v3):
-    """``_fw_add`` on three trees of the same size at once (one index walk)."""
-    i += 1
-    while i < t1.shape[0]:
-        t1[i] += v1
-        t2[i] += v2
-        t3[i] += v3
-        i += i & (-i)
-
-
-@njit(cache=True)
-def _fw_prefix2(t1, t2, i):
-    """``_fw_prefix`` of two trees of the same size at once (one index walk)."""
-    s1 = 0.0
-    s2 = 0.0
-    while i > 0:
-        s1 += t1[i]
-        s2 += t2[i]
-        i -= i & (-i)
-    return s1, s2
-
-
-@njit(cache=True)
-def _fw_prefix3(t1, t2, t3, i):
-    """``_fw_prefix`` of three trees of the same size at once (one index walk)."""
+@njit(cache=True, inline="always")
+def _fw3_prefix(F, i):
+    """The three trees' sums over positions 0..i-1."""
+    s0 = 0.0
     s1 = 0.0
     s2 = 0.0
     s3 = 0.0
     while i > 0:
-        s1 += t1[i]
-        s2 += t2[i]
-        s3 += t3[i]
+        base = FW_LANES * i
+        s0 += F[base]
+        s1 += F[base + 1]
+        s2 += F[base + 2]
+        s3 += F[base + 3]
         i -= i & (-i)
-    return s1, s2, s3
+    return s0, s1, s2
 
 
 @njit(cache=True)
-def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, fc, fs, fq):
-    """One query's part of ``tree_fun`` (rows a..b-1, k levels); returns its L.  fc, fs, fq:
-    work arrays of at least k + 1 entries (their first k + 1 are cleared here)."""
-    for t in range(k + 1):
-        fc[t] = 0.0
-        fs[t] = 0.0
-        fq[t] = 0.0
+def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, F):
+    """One query's part of ``tree_fun`` (rows a..b-1, k levels); returns its L.  F: a work array
+    of at least FW_LANES * (k + 1) entries (cleared here), the interleaved trees."""
+    size = k + 1
+    F[:FW_LANES * size] = 0.0
     value = 0.0
     # ascending: i in the less relevant role, partners h with s_h < z_i and higher rank;
     # the tree is indexed by reversed rank so "higher rank" is a prefix (no cancellation)
@@ -96,9 +83,9 @@ def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, fc, fs, fq)
         while ptr < b and z[order[ptr]] - m < zi:
             h = order[ptr]
             zh = z[h]
-            _fw_add2(fc, fs, k - 1 - qrank[h], 1.0, zh)
+            _fw3_add(F, k - 1 - qrank[h], 1.0, zh, 0.0, size)
             ptr += 1
-        cnt, S = _fw_prefix2(fc, fs, k - 1 - qrank[i])
+        cnt, S, _ = _fw3_prefix(F, k - 1 - qrank[i])
         if cnt > 0.0:
             if power == 2:
                 gz[i] += 2.0 * c * (cnt * (m + zi) - S)
@@ -106,9 +93,7 @@ def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, fc, fs, fq)
             else:
                 gz[i] += c * cnt
     # descending: i in the preferred role, partners l with z_l > s_i and lower rank
-    for t in range(k + 1):
-        fc[t] = 0.0
-        fs[t] = 0.0
+    F[:FW_LANES * size] = 0.0
     ptr = b - 1
     for p in range(b - 1, a - 1, -1):
         i = order[p]
@@ -116,9 +101,9 @@ def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, fc, fs, fq)
         while ptr >= a and z[order[ptr]] > si:
             l = order[ptr]
             zl = z[l]
-            _fw_add3(fc, fs, fq, qrank[l], 1.0, zl, zl * zl)
+            _fw3_add(F, qrank[l], 1.0, zl, zl * zl, size)
             ptr -= 1
-        cnt, S, S2 = _fw_prefix3(fc, fs, fq, qrank[i])
+        cnt, S, S2 = _fw3_prefix(F, qrank[i])
         if cnt > 0.0:
             am = m - z[i]
             if power == 2:

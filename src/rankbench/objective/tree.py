@@ -16,7 +16,13 @@ from numba import njit, prange
 
 from rankbench.objective.base import PairOracle
 from rankbench.objective.score_order import sort_within_queries
-from rankbench.objective.sweeps import _fw_add, _fw_prefix, _tree_fun_query, _tree_hess_query
+from rankbench.objective.sweeps import (
+    FW_LANES,
+    _fw_add,
+    _fw_prefix,
+    _tree_fun_query,
+    _tree_hess_query,
+)
 
 # a query longer than this is swept over score-ordered copies of z and the ranks: the sweeps
 # then read memory in order instead of jumping through the order array (one huge AUC query
@@ -25,7 +31,7 @@ GATHER_MIN = 4096
 
 
 @njit(cache=True)
-def _tree_fun_gathered(order, a, b, k, qrank, z, m, c, power, gz, diag, fc, fs, fq):
+def _tree_fun_gathered(order, a, b, k, qrank, z, m, c, power, gz, diag, F):
     """``_tree_fun_query`` over score-ordered copies; results scattered back into gz, diag."""
     n = b - a
     ident = np.arange(n)
@@ -37,7 +43,7 @@ def _tree_fun_gathered(order, a, b, k, qrank, z, m, c, power, gz, diag, fc, fs, 
         i = order[a + t]
         zs[t] = z[i]
         rs[t] = qrank[i]
-    value = _tree_fun_query(ident, 0, n, k, rs, zs, m, c, power, gs, hs, fc, fs, fq)
+    value = _tree_fun_query(ident, 0, n, k, rs, zs, m, c, power, gs, hs, F)
     for t in range(n):
         i = order[a + t]
         gz[i] += gs[t]
@@ -59,10 +65,10 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
             b = query_ptr[q + 1]
             if b - a >= GATHER_MIN:
                 vals[q] = _tree_fun_gathered(order, a, b, k, qrank, z, m, c, power, gz, diag,
-                                             np.empty(k + 1), np.empty(k + 1), np.empty(k + 1))
+                                             np.empty(FW_LANES * (k + 1)))
             else:
                 vals[q] = _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag,
-                                          np.empty(k + 1), np.empty(k + 1), np.empty(k + 1))
+                                          np.empty(FW_LANES * (k + 1)))
     value = 0.0
     for q in range(nq):
         value += vals[q]
