@@ -7,7 +7,9 @@ Vandenberghe 2004, sect. 9.5.1, invariant under feature scaling) divided by |f| 
 (1e-6 in the paper), the decrement read from a CG step that met the CG residual rule
 ||r||_{M^-1} <= eta ||g||_{M^-1} (Jacobi M; scale-free when preconditioned); or the
 certificate ||g||^2/2 >= f - f* below tol * |f| (``rankbench.optim.accuracy``).  The unit step is tried first; backtracking with
-Armijo's rule keeps extreme C (e.g. 2^20) from diverging.
+Armijo's rule keeps extreme C (e.g. 2^20) from diverging.  Options for a warm start (the C path,
+``ranksvm_path``; off by default, so a cold fit is the paper's algorithm) change the CG work,
+not the stopping rule: ``newton_cg``'s docstring.
 """
 
 from __future__ import annotations
