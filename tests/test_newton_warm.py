@@ -42,6 +42,47 @@ def test_resumed_cg_is_one_run_bit_for_bit(precond):
     np.testing.assert_allclose(x, np.linalg.solve(H, b), rtol=1e-7, atol=1e-9)
 
 
+def _ill_conditioned(d=45, cond=1e6, seed=5):
+    """SPD H = Q diag(1 .. cond) Q^T (log-spaced spectrum) and a right-hand side."""
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    H = (Q * np.logspace(0, np.log10(cond), d)) @ Q.T
+    return 0.5 * (H + H.T), rng.standard_normal(d)
+
+
+@pytest.mark.parametrize("precond", [False, True])
+def test_reorthogonalized_cg_takes_at_most_d_steps(precond):
+    H, b = _ill_conditioned()
+    d = b.size
+    M = np.diag(H).copy() if precond else None
+    x_ref = np.linalg.solve(H, b)
+    plain = cg_run(CGState(b, M), lambda v: H @ v, 1e-8, 2000)
+    reo = cg_run(CGState(b, M, reorth=True), lambda v: H @ v, 1e-8, 2000)
+    # exact-arithmetic CG ends within d steps; plain CG in floating point needs more
+    assert reo.it <= d < plain.it
+    for st in (plain, reo):
+        np.testing.assert_allclose(st.x, x_ref, rtol=0, atol=1e-6 * np.abs(x_ref).max())
+    # the kept residuals are M^-1-orthonormal
+    U, V = reo.U[: reo.nb], reo.V[: reo.nb]
+    np.testing.assert_allclose(V @ U.T, np.eye(reo.nb), atol=1e-8)
+    # resumed from a looser tolerance: one run, bit for bit
+    loose = cg_run(CGState(b, M, reorth=True), lambda v: H @ v, 0.1, 2000)
+    assert 0 < loose.it < reo.it
+    resumed = cg_run(loose, lambda v: H @ v, 1e-8, 2000)
+    assert resumed.it == reo.it
+    np.testing.assert_array_equal(resumed.x, reo.x)
+
+
+def test_reorthogonalization_memory_is_capped(monkeypatch):
+    H, b = _ill_conditioned()
+    monkeypatch.setattr(nc, "REORTH_MAX_BYTES", 10 * b.size * 8)
+    st = cg_run(CGState(b, None, reorth=True), lambda v: H @ v, 1e-8, 2000)
+    assert st.U.shape == (10, b.size) and st.nb == 10
+    np.testing.assert_allclose(H @ st.x, b, atol=1e-7 * np.linalg.norm(b))
+    monkeypatch.setattr(nc, "REORTH_MAX_BYTES", b.size * 8 - 1)  # not one vector: plain CG
+    assert CGState(b, None, reorth=True).U is None
+
+
 def test_options_from_zero_keep_the_iterates(toy):
     # C = 10: the cold fit stops by a confirmed Newton decrement (a second CG solve to 1e-4)
     base = newton_cg(_oracle(toy, 10.0))
@@ -95,7 +136,7 @@ def test_warm_options_keep_the_certified_accuracy(toy, C):
     w_prev = newton_cg(_oracle(toy, C / 10)).w
     for w0 in (None, w_prev):
         r = newton_cg(_oracle(toy, C), w0=w0, tol=tol, forcing="origin", resume_confirm=True,
-                      probe_certificate=True)
+                      probe_certificate=True, cg_reorth=True)
         assert r.converged
         assert r.f - ref <= tol * abs(ref), (C, w0 is None, r.f, ref)
         if r.message == DECREMENT_STOP:
@@ -126,6 +167,19 @@ def test_probe_stops_at_the_loose_step_when_its_certificate_holds(toy, monkeypat
     assert abs(probed.f - plain.f) <= 1e-6 * abs(plain.f)
 
 
+def test_grad_origin_given_is_the_evaluated_one(toy):
+    # ||grad f_C(0)|| = C ||grad L(0)||: scaled from the start of a fit at another C
+    g01 = newton_cg(_oracle(toy, 0.1)).history[0]["grad_norm"]
+    w_prev = newton_cg(_oracle(toy, 1.0)).w
+    evaluated = newton_cg(_oracle(toy, 10.0), w0=w_prev, forcing="origin")
+    given = newton_cg(_oracle(toy, 10.0), w0=w_prev, forcing="origin", grad_origin=g01 * 100.0)
+    assert given.n_cg_iter == evaluated.n_cg_iter and given.n_iter == evaluated.n_iter
+    assert given.f == pytest.approx(evaluated.f, rel=1e-13)
+
+
 def test_bad_forcing_is_refused(toy):
     with pytest.raises(ValueError, match="forcing must be 'start' or 'origin'"):
         newton_cg(_oracle(toy, 1.0), forcing="gradient")
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="grad_origin must be a finite norm"):
+            newton_cg(_oracle(toy, 1.0), forcing="origin", grad_origin=bad)
