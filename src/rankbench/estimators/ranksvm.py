@@ -200,7 +200,8 @@ class RankSVM(RankerMixin, EstimatorBase):
         """Fit on checked data from ``w0`` (None: the optimizer's own start, w = 0), with
         ``optimizer_options`` (keyword arguments of ``optimizer.function``) over the estimator's.
         ``shared`` (a dict, or None): what fits of the same data reuse, the oracle's label ranks
-        (``shared["levels"]``, a ``QueryLevels``), set by the first fit that gets the dict;
+        (``shared["levels"]``, a ``QueryLevels``) and threadpoolctl's ``ThreadpoolController``
+        (``shared["blas"]``), set by the first fit that gets the dict;
         ``fit_time_`` counts the kernel map, the oracle's construction and the optimizer run."""
         t0 = time.perf_counter()
         Xt = data.X
@@ -231,9 +232,15 @@ class RankSVM(RankerMixin, EstimatorBase):
             kwargs.update(optimizer_options or {})
             # the optimizers' vectors are short (d): multithreaded BLAS only adds thread wake-ups,
             # which cost 3x the whole fit on a loaded machine; the kernels use n_jobs numba threads
-            from threadpoolctl import threadpool_limits
+            from threadpoolctl import ThreadpoolController, threadpool_limits
 
-            with threadpool_limits(limits=1, user_api="blas"), numba_threads(self.n_jobs):
+            if shared is None:
+                one_blas_thread = threadpool_limits(limits=1, user_api="blas")
+            else:  # the loaded BLAS libraries are looked up once (~1 ms) for all the fits
+                if "blas" not in shared:
+                    shared["blas"] = ThreadpoolController()
+                one_blas_thread = shared["blas"].limit(limits=1, user_api="blas")
+            with one_blas_thread, numba_threads(self.n_jobs):
                 res = optimizer.function(oracle, **kwargs)
             self.fit_time_ = time.perf_counter() - t0
             self._finish(res, oracle, data, Xt, optimizer.name)
@@ -410,7 +417,7 @@ def ranksvm_path(X, y, qid=None, Cs=None, *, group=None, warm_start: bool = True
     cpu = []
     w = None
     g_origin = np.nan
-    shared: dict = {}  # the label ranks of the first C's oracle, reused by the others
+    shared: dict = {}  # the first C's oracle's label ranks and BLAS controller, for all the others
     for k, c in enumerate(Cs):
         cpu0 = time.process_time()
         m = RankSVM(**{**proto.get_params(), "C": float(c)})
