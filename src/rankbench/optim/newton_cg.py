@@ -125,9 +125,10 @@ def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter:
     only (text features of very different frequency cost hundreds of CG iterations without it;
     on dense normalised LETOR features it saves nothing and costs O(nd) per iteration).
 
-    The defaults are Chapelle's algorithm as the paper runs it from w0 = 0.  Three options
+    The defaults are Chapelle's algorithm as the paper runs it from w0 = 0.  The options below
     make a warm start (``w0`` near the solution, e.g. the previous C of ``ranksvm_path``)
-    cheaper without changing the stopping rule; from w0 = 0 the first is a no-op:
+    cheaper without changing the stopping rule (off by default; from w0 = 0 ``forcing`` is a
+    no-op and ``resume_confirm`` changes only the CG count):
 
     ``forcing``: the CG relative tolerance of Newton step k is eta_k = min(0.1, sqrt(||g_k|| /
     ||g_ref||)) (a superlinear forcing sequence, Eisenstat & Walker 1996; Dembo, Eisenstat &
@@ -146,8 +147,9 @@ def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter:
     more f, and g, per failed probe).  ``cg_reorth``: CG keeps its residuals and makes each new
     one orthogonal to them (``CGState``; O(k d) per CG step and k d floats, k <= d, at most
     ``REORTH_MAX_BYTES``): on an ill-conditioned Newton system (large C) plain CG loses the
-    orthogonality and needs up to twice the steps for the same residual; the step it returns
-    is still the CG step of the same tolerance."""
+    orthogonality of its residuals and needs more steps for the same residual (more than d,
+    where exact-arithmetic CG ends; tests/test_newton_warm.py); the step it returns is still a
+    CG step meeting the same tolerance."""
     if forcing not in ("start", "origin"):
         raise ValueError(f"forcing must be 'start' or 'origin', got {forcing!r}")
     if grad_origin is not None and not (np.isfinite(grad_origin) and grad_origin >= 0):
