@@ -26,7 +26,9 @@ def toy():
 
 
 def _check_against_cold(path, d, solver, params=None):
+    """Each C of the path certified like its cold fit; returns the cold fits' CG steps."""
     params = params or {}
+    cold_cg = []
     for k, c in enumerate(path.Cs):
         cold = RankSVM(C=c, solver=solver, **params).fit(d.X, d.y, d.qid)
         with warnings.catch_warnings():
@@ -44,6 +46,8 @@ def _check_against_cold(path, d, solver, params=None):
         assert abs(f_p - f_c) <= tol * abs(f_c), (c, f_p, f_c)
         bound = 2.0 * np.sqrt(2.0 * tol * abs(f_c))
         assert np.linalg.norm(path.coefs[k] - cold.coef_) <= bound, c
+        cold_cg.append(cold.n_cg_iter_)
+    return cold_cg
 
 
 @pytest.mark.parametrize("solver", ["prsvm_plus", "prsvm", "tron_tree", "lbfgs_counting"])
@@ -52,6 +56,9 @@ def test_path_reaches_the_cold_fits_accuracy(toy, solver):
     np.testing.assert_array_equal(path.Cs, np.sort(GRID))  # sorted, increasing
     assert path.coefs.shape == (len(GRID), toy.n_features)
     assert path.warm_start
+    # newton solvers: the warm-started C values run newton_cg's warm-start options (warm_newton)
+    newton = solver in ("prsvm_plus", "prsvm")
+    assert [m.extra_.get("warm_newton", False) for m in path.models] == [False] + [newton] * (len(GRID) - 1)
     _check_against_cold(path, toy, solver)
     assert path.total_time == pytest.approx(path.fit_time.sum())
     assert np.all(path.fit_time > 0)
@@ -67,6 +74,16 @@ def test_path_at_a_tight_tol_agrees_to_1e9(toy, solver):
         assert path.objective[k] == pytest.approx(cold.objective_, rel=1e-9), c
         np.testing.assert_allclose(path.coefs[k], cold.coef_, rtol=0,
                                    atol=1e-4 * np.linalg.norm(cold.coef_))
+
+
+def test_warm_newton_off_is_the_cold_algorithm_from_the_previous_solution(toy):
+    off = ranksvm_path(toy.X, toy.y, toy.qid, GRID, solver="prsvm_plus", warm_newton=False)
+    assert not any("warm_newton" in m.extra_ for m in off.models)
+    _check_against_cold(off, toy, "prsvm_plus")
+    on = ranksvm_path(toy.X, toy.y, toy.qid, GRID, solver="prsvm_plus")
+    assert on.n_cg_iter[0] == off.n_cg_iter[0]  # the first C is a cold fit either way
+    np.testing.assert_array_equal(on.coefs[0], off.coefs[0])
+    assert on.n_cg_iter.sum() < off.n_cg_iter.sum()
 
 
 def test_warm_start_saves_newton_iterations(toy):
@@ -153,7 +170,14 @@ def test_ohsumed_fold1_fig1_grid(data_root, solver):
         pytest.skip("OHSUMED not present")
     tr = load_fold("OHSUMED", 1, "train", root=data_root)
     path = ranksvm_path(tr.X, tr.y, tr.qid, fig1_grid(), solver=solver)
-    _check_against_cold(path, tr, solver)
+    cold_cg = _check_against_cold(path, tr, solver)
+    if solver == "prsvm_plus":
+        # issue 14: warm_newton's path needs fewer CG steps than the seven cold fits together
+        # (CG steps are deterministic); without it the warm path needed more than the cold fits
+        assert all(m.extra_.get("warm_newton") for m in path.models[1:])
+        assert path.n_cg_iter.sum() < sum(cold_cg), (path.n_cg_iter.tolist(), cold_cg)
+        off = ranksvm_path(tr.X, tr.y, tr.qid, fig1_grid(), solver=solver, warm_newton=False)
+        assert path.n_cg_iter.sum() < off.n_cg_iter.sum()
 
 
 @pytest.mark.realdata

@@ -174,3 +174,6 @@ def test_path_objectives_are_the_path_functions(tmp_path):
     p = ranksvm_path(tr.X, tr.y, tr.qid, PATH, solver="prsvm_plus")
     np.testing.assert_allclose([r["train"]["objective"] for r in recs], p.objective, rtol=1e-12)
     np.testing.assert_array_equal([r["train"]["n_iter"] for r in recs], p.n_iter)
+    np.testing.assert_array_equal([r["train"]["n_cg_iter"] for r in recs], p.n_cg_iter)
+    # the warm-started C values (all but the first) ran newton_cg's warm-start options
+    assert [r["extra"].get("warm_newton", False) for r in recs] == [False] + [True] * (len(PATH) - 1)

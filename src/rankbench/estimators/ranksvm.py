@@ -197,9 +197,14 @@ class RankSVM(RankerMixin, EstimatorBase):
             kwargs["max_iter"] = int(self.max_iter)
         return kwargs
 
-    def _fit_data(self, data: RankingData, optimizer, oracle_cls, w0: np.ndarray | None = None):
-        """Fit on checked data from ``w0`` (None: the optimizer's own start, w = 0); ``fit_time_``
-        counts the kernel map, the oracle's construction and the optimizer run."""
+    def _fit_data(self, data: RankingData, optimizer, oracle_cls, w0: np.ndarray | None = None,
+                  optimizer_options: dict | None = None, shared: dict | None = None):
+        """Fit on checked data from ``w0`` (None: the optimizer's own start, w = 0), with
+        ``optimizer_options`` (keyword arguments of ``optimizer.function``) over the estimator's.
+        ``shared`` (a dict, or None): what fits of the same data reuse, the oracle's label ranks
+        (``shared["levels"]``, a ``QueryLevels``) and threadpoolctl's ``ThreadpoolController``
+        (``shared["blas"]``), set by the first fit that gets the dict;
+        ``fit_time_`` counts the kernel map, the oracle's construction and the optimizer run."""
         t0 = time.perf_counter()
         Xt = data.X
         self.kernel_map_ = None
@@ -210,8 +215,11 @@ class RankSVM(RankerMixin, EstimatorBase):
                                          gamma=self.gamma, random_state=self.random_state).fit(Xt)
             Xt = self.kernel_map_.transform(Xt)
         if self.n_shards is None:
+            levels = None if shared is None else shared.get("levels")
             oracle = oracle_cls(Xt, data.y, data.query_ptr, C=self.C, loss=self.loss,
-                                rescaling=self.rescaling, delta=self.delta)
+                                rescaling=self.rescaling, delta=self.delta, levels=levels)
+            if shared is not None:
+                shared["levels"] = oracle.levels
         else:
             from rankbench.distributed import ShardedOracle
 
@@ -223,11 +231,18 @@ class RankSVM(RankerMixin, EstimatorBase):
             kwargs = self._optimizer_kwargs(optimizer)
             if w0 is not None:
                 kwargs["w0"] = w0
+            kwargs.update(optimizer_options or {})
             # the optimizers' vectors are short (d): multithreaded BLAS only adds thread wake-ups,
             # which cost 3x the whole fit on a loaded machine; the kernels use n_jobs numba threads
-            from threadpoolctl import threadpool_limits
+            from threadpoolctl import ThreadpoolController, threadpool_limits
 
-            with threadpool_limits(limits=1, user_api="blas"), numba_threads(self.n_jobs):
+            if shared is None:
+                one_blas_thread = threadpool_limits(limits=1, user_api="blas")
+            else:  # the loaded BLAS libraries are looked up once (~1 ms) for all the fits
+                if "blas" not in shared:
+                    shared["blas"] = ThreadpoolController()
+                one_blas_thread = shared["blas"].limit(limits=1, user_api="blas")
+            with one_blas_thread, numba_threads(self.n_jobs):
                 res = optimizer.function(oracle, **kwargs)
             self.fit_time_ = time.perf_counter() - t0
             self._finish(res, oracle, data, Xt, optimizer.name)
@@ -346,8 +361,16 @@ def check_Cs(Cs) -> np.ndarray:
     return out
 
 
+# newton_cg's options for a warm start (rankbench.optim.newton_cg): the cold fit's forcing term
+# at the same gradient norm, the confirming CG solve resumed, the certificate tried first,
+# CG with reorthogonalized residuals
+# (ranksvm_path adds grad_origin, ||grad f(0)||, from its first fit)
+WARM_NEWTON_OPTIONS = {"forcing": "origin", "resume_confirm": True, "probe_certificate": True,
+                       "cg_reorth": True}
+
+
 def ranksvm_path(X, y, qid=None, Cs=None, *, group=None, warm_start: bool = True,
-                 **params) -> RankSVMPath:
+                 warm_newton: bool = True, **params) -> RankSVMPath:
     """Fit ``RankSVM(C=c, **params)`` for every c of ``Cs`` in increasing order, each C started
     from the previous C's solution (scikit-learn's ``*_path`` convention; ``lasso_path``,
     the logistic-regression path).
@@ -361,7 +384,22 @@ def ranksvm_path(X, y, qid=None, Cs=None, *, group=None, warm_start: bool = True
     the same; no rescaling).  Solvers whose optimizer takes no starting point (sgd_queries,
     sgd_pairs) are refused unless ``warm_start=False``, which fits every C cold (from w = 0).
     ``kernel`` is refused: map the documents once with ``KernelMap`` and pass the result.
-    The data are checked and converted once; ``fit_time`` is per C (``RankSVMPath``).
+    The data are checked and converted once, and the pair oracles' label ranks (``QueryLevels``)
+    computed once, by the first C's oracle; ``fit_time`` is per C (``RankSVMPath``).
+
+    ``warm_newton`` (newton optimizer: prsvm, prsvm_plus, newton_<oracle>; others ignore it):
+    every warm-started C (all but the first) runs ``newton_cg`` with ``WARM_NEWTON_OPTIONS``
+    (and ``grad_origin``, ||grad f(0)||, scaled by C from the first fit's start):
+    ``forcing="origin"`` (the CG tolerance of each Newton step is the one a cold fit would use
+    at the same gradient norm; the paper's rule, relative to the gradient at the start, keeps
+    it at 0.1 after a warm start), ``resume_confirm`` (the confirming CG solve goes on from the
+    loose one), ``probe_certificate`` (at a candidate stop the certificate is tried at the
+    loose step before the confirming solve) and ``cg_reorth`` (CG with reorthogonalized
+    residuals: the steps of exact-arithmetic CG, fewer on the ill-conditioned systems of large C).  The stopping rule and ``tol`` are the cold fit's;
+    only the CG work changes: on Chapelle Fig. 1's grid (OHSUMED fold 1) the path needs fewer
+    CG steps than the seven cold fits together (tests/test_ranksvm_path.py).  The models of
+    those C record ``extra_["warm_newton"] = True``.  False: the cold fit's ``newton_cg`` from
+    the previous solution.
     """
     if "C" in params:
         raise ValueError("ranksvm_path takes the C values as Cs, not C")
@@ -381,14 +419,27 @@ def ranksvm_path(X, y, qid=None, Cs=None, *, group=None, warm_start: bool = True
     models: list[RankSVM] = []
     cpu = []
     w = None
+    g_origin = np.nan
+    shared: dict = {}  # the first C's oracle's label ranks and BLAS controller, for all the others
     for k, c in enumerate(Cs):
         cpu0 = time.process_time()
         m = RankSVM(**{**proto.get_params(), "C": float(c)})
         if hasattr(proto, "feature_names_in_"):
             m.feature_names_in_ = proto.feature_names_in_
         m.compile_time_ = compile_time if k == 0 else 0.0
-        m._fit_data(data, optimizer, oracle_cls, w0=w if warm_start else None)
+        options = None
+        if (warm_start and warm_newton and k > 0
+                and {*WARM_NEWTON_OPTIONS, "grad_origin"} <= optimizer.parameters):
+            options = dict(WARM_NEWTON_OPTIONS)
+            if np.isfinite(g_origin):  # ||grad f_C(0)|| = C ||grad L(0)||; the first fit began at 0
+                options["grad_origin"] = g_origin * float(c / Cs[0])
+        m._fit_data(data, optimizer, oracle_cls, w0=w if warm_start else None,
+                    optimizer_options=options, shared=shared)
+        if options is not None:
+            m.extra_["warm_newton"] = True
         cpu.append(time.process_time() - cpu0)
+        if k == 0 and m.history_:
+            g_origin = float(m.history_[0].get("grad_norm", np.nan))
         w = m.coef_
         models.append(m)
     return RankSVMPath(
