@@ -10,6 +10,7 @@ query, O(n log k).  Counting (Chapelle & Keerthi sect. 4): one merge per pair of
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
@@ -42,11 +43,11 @@ def _fw3_add(F, i, v0, v1, v2, size):
     """Add (v0, v1, v2) at position i of the interleaved trees of ``size`` nodes (k + 1)."""
     i += 1
     while i < size:
-        base = FW_LANES * i
+        base = np.uint64(FW_LANES * i)  # unsigned: no negative-index test per access
         F[base] += v0
-        F[base + 1] += v1
-        F[base + 2] += v2
-        F[base + 3] += 0.0
+        F[base + np.uint64(1)] += v1
+        F[base + np.uint64(2)] += v2
+        F[base + np.uint64(3)] += 0.0
         i += i & (-i)
 
 
@@ -58,11 +59,11 @@ def _fw3_prefix(F, i):
     s2 = 0.0
     s3 = 0.0
     while i > 0:
-        base = FW_LANES * i
+        base = np.uint64(FW_LANES * i)
         s0 += F[base]
-        s1 += F[base + 1]
-        s2 += F[base + 2]
-        s3 += F[base + 3]
+        s1 += F[base + np.uint64(1)]
+        s2 += F[base + np.uint64(2)]
+        s3 += F[base + np.uint64(3)]
         i -= i & (-i)
     return s0, s1, s2
 
