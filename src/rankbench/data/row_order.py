@@ -64,12 +64,13 @@ def canonical_order(X, y: np.ndarray, qid: np.ndarray) -> np.ndarray | None:
             Xc = Xc.sorted_indices()
         order = np.lexsort((yk, qrank)).astype(np.int64)
         bounds = _block_bounds(qrank[order], yk[order])
-        _sort_blocks_csr(order, bounds, Xc.data, Xc.indices, Xc.indptr)
+        _sort_blocks(order, bounds, False, np.empty((0, 0)), Xc.data, Xc.indices, Xc.indptr)
     else:
         Xd = _dense_keys(X, n)
         order = np.lexsort((yk, qrank)).astype(np.int64)
         bounds = _block_bounds(qrank[order], yk[order])
-        _sort_blocks_dense(order, bounds, Xd)
+        _sort_blocks(order, bounds, True, Xd, np.empty(0), np.empty(0, np.int32),
+                     np.empty(1, np.int32))
     if _is_identity(order):
         return None
     return order
@@ -138,79 +139,6 @@ def _cmp_dense_rows(X, a, b):
 
 
 @njit(cache=True)
-def _sort_block_dense(order, buf, lo, hi, X):
-    """Stable sort of ``order[lo:hi]`` by the rows of X it points to; ``buf[lo:hi]`` is scratch.
-
-    Insertion sort of runs of _RUN rows, then bottom-up merges alternating between ``order``
-    and ``buf`` (a merge whose two runs are already in order is a copy).  O(m log m)
-    comparisons for m = hi - lo, worst case.
-    """
-    m = hi - lo
-    if m < 2:
-        return
-    for s in range(lo, hi, _RUN):
-        e = min(s + _RUN, hi)
-        for i in range(s + 1, e):
-            v = order[i]
-            k = i - 1
-            while k >= s and _cmp_dense_rows(X, v, order[k]) < 0:
-                order[k + 1] = order[k]
-                k -= 1
-            order[k + 1] = v
-    src = order
-    dst = buf
-    in_buf = False
-    width = _RUN
-    while width < m:
-        for s in range(lo, hi, 2 * width):
-            mid = min(s + width, hi)
-            end = min(s + 2 * width, hi)
-            if mid >= end or _cmp_dense_rows(X, src[mid], src[mid - 1]) >= 0:
-                for p in range(s, end):
-                    dst[p] = src[p]
-                continue
-            i = s
-            j = mid
-            o = s
-            while i < mid and j < end:
-                # take from the right run only when strictly smaller: stable
-                if _cmp_dense_rows(X, src[j], src[i]) < 0:
-                    dst[o] = src[j]
-                    j += 1
-                else:
-                    dst[o] = src[i]
-                    i += 1
-                o += 1
-            while i < mid:
-                dst[o] = src[i]
-                i += 1
-                o += 1
-            while j < end:
-                dst[o] = src[j]
-                j += 1
-                o += 1
-        src, dst = dst, src
-        in_buf = not in_buf
-        width *= 2
-    if in_buf:
-        for p in range(lo, hi):
-            order[p] = buf[p]
-
-
-@njit(cache=True, parallel=True)
-def _sort_blocks_dense(order, bounds, X):
-    """Sort each block ``order[bounds[k]:bounds[k+1]]`` by row content (stable), in place.
-
-    One prange iteration per block: blocks touch disjoint slices of ``order`` and of the
-    scratch buffer, and each block's sort is sequential, so the result does not depend on
-    the number of threads.
-    """
-    buf = np.empty_like(order)
-    for k in prange(bounds.shape[0] - 1):
-        _sort_block_dense(order, buf, bounds[k], bounds[k + 1], X)
-
-
-@njit(cache=True)
 def _cmp_csr_rows(data, indices, indptr, a, b):
     """-1, 0, 1: CSR rows a and b compared lexicographically as dense vectors; O(nnz)."""
     i = indptr[a]
@@ -238,40 +166,84 @@ def _cmp_csr_rows(data, indices, indptr, a, b):
     return 0
 
 
+@njit(cache=True, inline="always")
+def _cmp_rows(dense, X, data, indices, indptr, a, b):
+    """``_cmp_dense_rows`` on X (dense) or ``_cmp_csr_rows`` on (data, indices, indptr)."""
+    if dense:
+        return _cmp_dense_rows(X, a, b)
+    return _cmp_csr_rows(data, indices, indptr, a, b)
+
+
 @njit(cache=True)
-def _sort_blocks_csr(order, bounds, data, indices, indptr):
-    """Stable merge sort of ``order[bounds[k]:bounds[k+1]]`` by row content, in place."""
-    buf = np.empty_like(order)
-    for k in range(bounds.shape[0] - 1):
-        lo = bounds[k]
-        hi = bounds[k + 1]
-        width = 1
-        while width < hi - lo:
-            s = lo
-            while s < hi:
-                mid = min(s + width, hi)
-                end = min(s + 2 * width, hi)
-                i = s
-                j = mid
-                o = s
-                while i < mid and j < end:
-                    # take from the right run only when strictly smaller: stable
-                    if _cmp_csr_rows(data, indices, indptr, order[j], order[i]) < 0:
-                        buf[o] = order[j]
-                        j += 1
-                    else:
-                        buf[o] = order[i]
-                        i += 1
-                    o += 1
-                while i < mid:
-                    buf[o] = order[i]
-                    i += 1
-                    o += 1
-                while j < end:
-                    buf[o] = order[j]
+def _sort_block(order, buf, lo, hi, dense, X, data, indices, indptr):
+    """Stable sort of ``order[lo:hi]`` by the rows it points to (dense X, or the CSR arrays);
+    ``buf[lo:hi]`` is scratch.
+
+    Insertion sort of runs of _RUN rows, then bottom-up merges alternating between ``order``
+    and ``buf`` (a merge whose two runs are already in order is a copy).  O(m log m)
+    comparisons for m = hi - lo, worst case.
+    """
+    m = hi - lo
+    if m < 2:
+        return
+    for s in range(lo, hi, _RUN):
+        e = min(s + _RUN, hi)
+        for i in range(s + 1, e):
+            v = order[i]
+            k = i - 1
+            while k >= s and _cmp_rows(dense, X, data, indices, indptr, v, order[k]) < 0:
+                order[k + 1] = order[k]
+                k -= 1
+            order[k + 1] = v
+    src = order
+    dst = buf
+    in_buf = False
+    width = _RUN
+    while width < m:
+        for s in range(lo, hi, 2 * width):
+            mid = min(s + width, hi)
+            end = min(s + 2 * width, hi)
+            if mid >= end or _cmp_rows(dense, X, data, indices, indptr, src[mid], src[mid - 1]) >= 0:
+                for p in range(s, end):
+                    dst[p] = src[p]
+                continue
+            i = s
+            j = mid
+            o = s
+            while i < mid and j < end:
+                # take from the right run only when strictly smaller: stable
+                if _cmp_rows(dense, X, data, indices, indptr, src[j], src[i]) < 0:
+                    dst[o] = src[j]
                     j += 1
-                    o += 1
-                s = end
-            for p in range(lo, hi):
-                order[p] = buf[p]
-            width *= 2
+                else:
+                    dst[o] = src[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                dst[o] = src[i]
+                i += 1
+                o += 1
+            while j < end:
+                dst[o] = src[j]
+                j += 1
+                o += 1
+        src, dst = dst, src
+        in_buf = not in_buf
+        width *= 2
+    if in_buf:
+        for p in range(lo, hi):
+            order[p] = buf[p]
+
+
+@njit(cache=True, parallel=True)
+def _sort_blocks(order, bounds, dense, X, data, indices, indptr):
+    """Sort each block ``order[bounds[k]:bounds[k+1]]`` by row content (stable), in place; dense
+    X, or CSR (data, indices, indptr) with sorted indices.
+
+    One prange iteration per block: blocks touch disjoint slices of ``order`` and of the
+    scratch buffer, and each block's sort is sequential, so the result does not depend on
+    the number of threads.
+    """
+    buf = np.empty_like(order)
+    for k in prange(bounds.shape[0] - 1):
+        _sort_block(order, buf, bounds[k], bounds[k + 1], dense, X, data, indices, indptr)
