@@ -92,10 +92,10 @@ def launcher_thread_share(launcher: Any = None) -> int | None:
     target = str(launcher.get("_target_", "") if hasattr(launcher, "get") else "")
     if "joblib" not in target.lower():
         return None
-    cores = os.cpu_count() or 1
+    from rankbench.parallel import thread_share
+
     n = launcher.get("n_jobs")
-    at_once = cores if n is None or int(n) < 1 else min(int(n), cores)
-    return max(1, cores // at_once)
+    return thread_share((os.cpu_count() or 1) if n is None or int(n) < 1 else int(n))
 
 
 def _in_multirun() -> bool:

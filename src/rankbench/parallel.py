@@ -10,6 +10,7 @@ the thread count, so a fit gives the same bits with any ``n_jobs``.
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from numbers import Integral
 
@@ -40,3 +41,10 @@ def numba_threads(n_jobs):
         yield n
     finally:
         numba.set_num_threads(before)
+
+
+def thread_share(n_at_once: int) -> int:
+    """The numba threads of each of ``n_at_once`` workers running side by side (the runner's
+    parallel runs, the jobs of Hydra's joblib launcher): the cores divided among them, at least 1."""
+    cores = os.cpu_count() or 1
+    return max(1, cores // max(1, min(int(n_at_once), cores)))

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from rankbench.parallel import thread_share
 from rankbench.spec import hashed_spec, normalize_spec, run_id
 from rankbench.store import CorruptRecordError, ResultStore, encode_scores, to_jsonable
 from rankbench.sysinfo import PeakMemory, git_commit, library_versions, machine_info, now
@@ -559,7 +560,7 @@ def run_many(
             from joblib import Parallel, delayed
 
             workers = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
-            share = max(1, (os.cpu_count() or 1) // max(1, min(workers, len(units))))
+            share = thread_share(min(workers, len(units)))
             results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
                 delayed(_run_and_store)(s, str(store.root), share) for s in units
             )
