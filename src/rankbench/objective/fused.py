@@ -14,11 +14,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from rankbench.objective.products import csr_row_dot
 from rankbench.objective.score_order import _group_query, _sort_query
 from rankbench.objective.sweeps import (
     FW_LANES,
     _counting_fun_query,
     _counting_hess_query,
+    _max_levels,
     _tree_fun_query,
     _tree_hess_query,
 )
@@ -33,14 +35,13 @@ _FAST = {"reassoc", "contract"}
 
 @njit(cache=True, inline="always")
 def _row_dot(dense, Xd, indptr, indices, data, i, w):
-    """x_i . w for row i of dense Xd (C order) or of the CSR (indptr, indices, data)."""
+    """x_i . w for row i of dense Xd (C order) or of the CSR (indptr, indices, data); the CSR row
+    is ``products.csr_row_dot``, the one sparse row dot."""
+    if not dense:
+        return csr_row_dot(indptr, indices, data, w, i)
     s = 0.0
-    if dense:
-        for j in range(Xd.shape[1]):
-            s += Xd[i, j] * w[j]
-    else:
-        for t in range(indptr[i], indptr[i + 1]):
-            s += data[t] * w[indices[t]]
+    for j in range(Xd.shape[1]):
+        s += Xd[i, j] * w[j]
     return s
 
 
@@ -53,15 +54,6 @@ def _row_axpy(dense, Xd, indptr, indices, data, i, g, row):
     else:
         for t in range(indptr[i], indptr[i + 1]):
             row[indices[t]] += g * data[t]
-
-
-@njit(cache=True, inline="always")
-def _max_levels(n_levels):
-    """The largest number of relevance levels of a query (at least 1): the scratch arrays' size."""
-    kmax = 1
-    for q in range(n_levels.shape[0]):
-        kmax = max(kmax, n_levels[q])
-    return kmax
 
 
 @njit(cache=True, parallel=True, fastmath=_FAST)

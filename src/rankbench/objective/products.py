@@ -230,6 +230,8 @@ class XProducts:
         self.blocks = row_blocks(n, nb)
         self.qblocks = query_blocks(np.asarray(query_ptr, dtype=np.int64), nb)
         self.query_ptr = np.asarray(query_ptr, dtype=np.int64)
+        # the queries of more than BIG_QUERY_ROWS rows (their diagonal is summed by row blocks)
+        self._big_queries = np.flatnonzero(np.diff(self.query_ptr) > BIG_QUERY_ROWS)
         self._acc_shape = (max(self.blocks.shape[0], self.qblocks.shape[0]) - 1, d)
         self._acc = None
         self._acc2 = None  # second accumulator of the large-query diagonal (hess_diag_sum)
@@ -318,12 +320,6 @@ class XProducts:
         sum_rows(acc_sq, sq)
         sum_rows(acc_m, m)
         out += sq - m * m / tot
-
-    @property
-    def _big_queries(self) -> np.ndarray:
-        """The queries of more than BIG_QUERY_ROWS rows (summed by row blocks, above)."""
-        sizes = np.diff(self.query_ptr)
-        return np.flatnonzero(sizes > BIG_QUERY_ROWS)
 
     def _second_acc(self, n_blocks: int) -> np.ndarray:
         if self._acc2 is None or self._acc2.shape[0] < n_blocks:

@@ -68,6 +68,15 @@ def _fw3_prefix(F, i):
     return s0, s1, s2
 
 
+@njit(cache=True, inline="always")
+def _max_levels(n_levels):
+    """The largest number of relevance levels of a query (at least 1): the scratch arrays' size."""
+    kmax = 1
+    for q in range(n_levels.shape[0]):
+        kmax = max(kmax, n_levels[q])
+    return kmax
+
+
 @njit(cache=True)
 def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, F):
     """One query's part of ``tree_fun`` (rows a..b-1, k levels); returns its L.  F: a work array

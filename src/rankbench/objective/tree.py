@@ -20,6 +20,7 @@ from rankbench.objective.sweeps import (
     FW_LANES,
     _fw_add,
     _fw_prefix,
+    _max_levels,
     _tree_fun_query,
     _tree_hess_query,
 )
@@ -31,18 +32,25 @@ GATHER_MIN = 4096
 
 
 @njit(cache=True)
-def _tree_fun_gathered(order, a, b, k, qrank, z, m, c, power, gz, diag, F):
-    """``_tree_fun_query`` over score-ordered copies; results scattered back into gz, diag."""
+def _ordered_copies(order, a, b, z, qrank):
+    """The query's scores and label ranks copied in score order, and the identity order over them."""
     n = b - a
-    ident = np.arange(n)
     zs = np.empty(n)
     rs = np.empty(n, dtype=qrank.dtype)
-    gs = np.zeros(n)
-    hs = np.zeros(n)
     for t in range(n):
         i = order[a + t]
         zs[t] = z[i]
         rs[t] = qrank[i]
+    return np.arange(n), zs, rs
+
+
+@njit(cache=True)
+def _tree_fun_gathered(order, a, b, k, qrank, z, m, c, power, gz, diag, F):
+    """``_tree_fun_query`` over score-ordered copies; results scattered back into gz, diag."""
+    n = b - a
+    ident, zs, rs = _ordered_copies(order, a, b, z, qrank)
+    gs = np.zeros(n)
+    hs = np.zeros(n)
     value = _tree_fun_query(ident, 0, n, k, rs, zs, m, c, power, gs, hs, F)
     for t in range(n):
         i = order[a + t]
@@ -79,16 +87,11 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
 def _tree_hess_gathered(order, a, b, k, qrank, z, m, c, d, gamma, fs):
     """``_tree_hess_query`` over score-ordered copies; gamma scattered back."""
     n = b - a
-    ident = np.arange(n)
-    zs = np.empty(n)
-    rs = np.empty(n, dtype=qrank.dtype)
+    ident, zs, rs = _ordered_copies(order, a, b, z, qrank)
     ds = np.empty(n)
-    gs = np.zeros(n)
     for t in range(n):
-        i = order[a + t]
-        zs[t] = z[i]
-        rs[t] = qrank[i]
-        ds[t] = d[i]
+        ds[t] = d[order[a + t]]
+    gs = np.zeros(n)
     _tree_hess_query(ident, 0, n, k, rs, zs, m, c, ds, gs, fs)
     for t in range(n):
         gamma[order[a + t]] += gs[t]
@@ -113,11 +116,7 @@ def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma):
 @njit(cache=True)
 def tree_active_pairs(order, query_ptr, qrank, n_levels, z, m):
     """Number of pairs (i preferred over l) with z_l > z_i - m, i.e. margin below m; O(n log k)."""
-    kmax = 1
-    for q in range(n_levels.shape[0]):
-        if n_levels[q] > kmax:
-            kmax = n_levels[q]
-    fc = np.zeros(kmax + 1)
+    fc = np.zeros(_max_levels(n_levels) + 1)
     total = 0
     for q in range(query_ptr.shape[0] - 1):
         a = query_ptr[q]
