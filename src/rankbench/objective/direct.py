@@ -23,6 +23,7 @@ from numba import njit
 
 from rankbench.objective.base import PairOracle
 from rankbench.objective.score_order import sort_within_queries
+from rankbench.objective.sweeps import _lower_terms, _max_levels, _upper_terms
 
 
 @njit(cache=True)
@@ -31,10 +32,7 @@ def direct_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag, lplu
     diagonal; write l_i^+ and l_i^- (active partners of i as less relevant / preferred) to
     ``lplus`` / ``lminus``; when ``trace`` has n rows, row p holds count+(r) (r = label rank in the
     query) after the document at sorted position p was counted; return the piece's L; O(n k)."""
-    kmax = 1
-    for q in range(n_levels.shape[0]):
-        if n_levels[q] > kmax:
-            kmax = n_levels[q]
+    kmax = _max_levels(n_levels)
     cnt = np.zeros(kmax)
     sz = np.zeros(kmax)
     sq = np.zeros(kmax)
@@ -69,11 +67,9 @@ def direct_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag, lplu
                 for r in range(k):
                     trace[p, r] = cnt[r]
             if n_act > 0.0:
-                if power == 2:
-                    gz[i] += 2.0 * c * (n_act * (m + zi) - S)
-                    diag[i] += c * n_act
-                else:
-                    gz[i] += c * n_act
+                dg, dh = _lower_terms(power, c, m, zi, n_act, S)
+                gz[i] += dg
+                diag[i] += dh
         # descending: count-(r), sums of z and z^2 of the documents with z_j > z_i - m
         for r in range(k):
             cnt[r] = 0.0
@@ -98,14 +94,10 @@ def direct_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag, lplu
                 S2 += sq[r]
             lminus[i] = n_act
             if n_act > 0.0:
-                am = m - z[i]
-                if power == 2:
-                    gz[i] -= 2.0 * c * (n_act * am + S)
-                    diag[i] += c * n_act
-                    value += c * (n_act * am * am + 2.0 * am * S + S2)
-                else:
-                    gz[i] -= c * n_act
-                    value += c * (n_act * am + S)
+                dg, dh, dv = _upper_terms(power, c, m, z[i], n_act, S, S2)
+                gz[i] += dg
+                diag[i] += dh
+                value += dv
     return value
 
 
@@ -113,10 +105,7 @@ def direct_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag, lplu
 def direct_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma):
     """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece,
     keeping xv+(r) / xv-(r) per level (supplement (II.3)); O(n k)."""
-    kmax = 1
-    for q in range(n_levels.shape[0]):
-        if n_levels[q] > kmax:
-            kmax = n_levels[q]
+    kmax = _max_levels(n_levels)
     xv = np.zeros(kmax)
     for q in range(query_ptr.shape[0] - 1):
         a = query_ptr[q]

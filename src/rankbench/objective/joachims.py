@@ -28,6 +28,7 @@ from numba import njit
 
 from rankbench.objective.base import PairOracle
 from rankbench.objective.score_order import sort_within_queries
+from rankbench.objective.sweeps import _lower_terms, _upper_terms
 
 
 @njit(cache=True)
@@ -68,23 +69,17 @@ def joachims_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag, lp
                         sp_ += z[h]
                         # h is preferred over the cm level-r documents not yet passed
                         lminus[h] += cm
-                        am = m - z[h]
-                        if power == 2:
-                            gz[h] -= 2.0 * c * (cm * am + sm)
-                            diag[h] += c * cm
-                            value += c * (cm * am * am + 2.0 * am * sm + qm)
-                        else:
-                            gz[h] -= c * cm
-                            value += c * (cm * am + sm)
+                        dg, dh, dv = _upper_terms(power, c, m, z[h], cm, sm, qm)
+                        gz[h] += dg
+                        diag[h] += dh
+                        value += dv
                     j += 1
                 # step b: l_i^+ = count+
                 lplus[i] += cp
                 if cp > 0.0:
-                    if power == 2:
-                        gz[i] += 2.0 * c * (cp * (m + zi) - sp_)
-                        diag[i] += c * cp
-                    else:
-                        gz[i] += c * cp
+                    dg, dh = _lower_terms(power, c, m, zi, cp, sp_)
+                    gz[i] += dg
+                    diag[i] += dh
                 # step c: i is passed
                 cm -= 1.0
                 sm -= zi

@@ -69,6 +69,25 @@ def _fw3_prefix(F, i):
 
 
 @njit(cache=True, inline="always")
+def _lower_terms(power, c, m, zi, cnt, S):
+    """Document i as the less relevant one of its cnt active pairs (partner scores summing to S):
+    its (dL/dz_i, curvature) parts of the piece c max(0, m - t)^power."""
+    if power == 2:
+        return 2.0 * c * (cnt * (m + zi) - S), c * cnt
+    return c * cnt, 0.0
+
+
+@njit(cache=True, inline="always")
+def _upper_terms(power, c, m, zi, cnt, S, S2):
+    """Document i as the preferred one of its cnt active pairs (partner scores summing to S, their
+    squares to S2): its (dL/dz_i, curvature, loss) parts, the loss counted once per pair here."""
+    am = m - zi
+    if power == 2:
+        return -2.0 * c * (cnt * am + S), c * cnt, c * (cnt * am * am + 2.0 * am * S + S2)
+    return -c * cnt, 0.0, c * (cnt * am + S)
+
+
+@njit(cache=True, inline="always")
 def _max_levels(n_levels):
     """The largest number of relevance levels of a query (at least 1): the scratch arrays' size."""
     kmax = 1
@@ -97,11 +116,9 @@ def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, F):
             ptr += 1
         cnt, S, _ = _fw3_prefix(F, k - 1 - qrank[i])
         if cnt > 0.0:
-            if power == 2:
-                gz[i] += 2.0 * c * (cnt * (m + zi) - S)
-                diag[i] += c * cnt
-            else:
-                gz[i] += c * cnt
+            dg, dh = _lower_terms(power, c, m, zi, cnt, S)
+            gz[i] += dg
+            diag[i] += dh
     # descending: i in the preferred role, partners l with z_l > s_i and lower rank
     F[:FW_LANES * size] = 0.0
     ptr = b - 1
@@ -115,14 +132,10 @@ def _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag, F):
             ptr -= 1
         cnt, S, S2 = _fw3_prefix(F, qrank[i])
         if cnt > 0.0:
-            am = m - z[i]
-            if power == 2:
-                gz[i] -= 2.0 * c * (cnt * am + S)
-                diag[i] += c * cnt
-                value += c * (cnt * am * am + 2.0 * am * S + S2)
-            else:
-                gz[i] -= c * cnt
-                value += c * (cnt * am + S)
+            dg, dh, dv = _upper_terms(power, c, m, z[i], cnt, S, S2)
+            gz[i] += dg
+            diag[i] += dh
+            value += dv
     return value
 
 
@@ -184,11 +197,9 @@ def _counting_fun_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, o
                     cnt += 1.0
                     pa += 1
                 if cnt > 0.0:
-                    if power == 2:
-                        gz[i] += 2.0 * c * (cnt * (m + zi) - S)
-                        diag[i] += c * cnt
-                    else:
-                        gz[i] += c * cnt
+                    dg, dh = _lower_terms(power, c, m, zi, cnt, S)
+                    gz[i] += dg
+                    diag[i] += dh
             # preferred documents (bucket a) descending, pointer over bucket b
             pb = b1 - 1
             cnt = 0.0
@@ -204,14 +215,10 @@ def _counting_fun_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, o
                     cnt += 1.0
                     pb -= 1
                 if cnt > 0.0:
-                    am = m - z[i]
-                    if power == 2:
-                        gz[i] -= 2.0 * c * (cnt * am + S)
-                        diag[i] += c * cnt
-                        value += c * (cnt * am * am + 2.0 * am * S + S2)
-                    else:
-                        gz[i] -= c * cnt
-                        value += c * (cnt * am + S)
+                    dg, dh, dv = _upper_terms(power, c, m, z[i], cnt, S, S2)
+                    gz[i] += dg
+                    diag[i] += dh
+                    value += dv
     return value
 
 
