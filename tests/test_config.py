@@ -211,6 +211,9 @@ def test_experiment_configs_compose_and_validate():
         assert build_specs(data), path
 
 
-def test_conf_dir_is_the_repository_conf():
-    assert CONF == Path(__file__).resolve().parents[1] / "conf"
+def test_conf_dir_is_the_package_conf_linked_from_the_checkout():
+    import rankbench
+
+    assert CONF == Path(rankbench.__file__).resolve().parent / "conf"
+    assert (Path(__file__).resolve().parents[1] / "conf").resolve() == CONF  # top-level link
     assert (CONF / "config.yaml").is_file()

@@ -29,7 +29,8 @@ QUICK_PREFIX = "quick/"
 
 
 def conf_dir() -> Path:
-    """The Hydra config directory: RANKBENCH_CONF_DIR, else ``conf/`` of the source tree.
+    """The Hydra config directory: RANKBENCH_CONF_DIR, else the package's own ``conf/`` (package
+    data: the same configs in a checkout, where the top-level ``conf`` links to it, and in a wheel).
 
     Solvers without a YAML of their own (every optimizer x oracle pairing) are put in
     Hydra's ConfigStore here, so ``solver=lbfgs_tree`` composes wherever conf/ is used.
@@ -37,7 +38,7 @@ def conf_dir() -> Path:
     from rankbench.optim.registry import register_hydra_solver_configs
 
     env = os.environ.get("RANKBENCH_CONF_DIR")
-    path = Path(env).resolve() if env else Path(__file__).resolve().parents[2] / "conf"
+    path = Path(env).resolve() if env else Path(__file__).resolve().parent / "conf"
     return register_hydra_solver_configs(path)
 
 
