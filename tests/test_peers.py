@@ -45,7 +45,7 @@ def test_unbuilt_peer_run_is_stored_as_skipped_and_reported_as_peer_not_built(tm
 
     monkeypatch.setenv("RANKBENCH_PEERS", str(tmp_path / "empty"))
     rec = run_one({"experiment": "t", "dataset": "toy", "fold": 1, "solver": "liblinear_ranksvm",
-                   "params": {"C": 0.1}, "loader": "test_runner_toys:toy_split"})
+                   "params": {"C": 0.1}})
     assert rec["status"] == "skipped" and "run make peers" in rec["error"]
     run = PlannedRun(spec={"solver": "liblinear_ranksvm", "params": {"C": 0.1}, "fold": 1},
                      resolution=None, dataset_key="toy", record=rec)

@@ -11,16 +11,14 @@ import pytest
 
 import test_runner_toys as toys
 from rankbench.runner import run_many, run_one
-from rankbench.spec import normalize_spec, run_id
+from rankbench.spec import RunSpec, run_id
 from rankbench.store import ResultStore
 from rankbench.sysinfo import PeakMemory
-
-LOADER = "test_runner_toys:toy_split"
 
 
 def spec(**over):
     s = {"experiment": "t", "dataset": "toy", "fold": 1, "solver": "toy_lsq",
-         "params": {"alpha": 1.0}, "loader": LOADER}
+         "params": {"alpha": 1.0}}
     s.update(over)
     return s
 
@@ -54,7 +52,7 @@ def test_run_id_identity_rules():
 )
 def test_bad_spec_is_refused(bad, match):
     with pytest.raises(ValueError, match=match):
-        normalize_spec(bad)
+        RunSpec.from_dict(bad)
 
 
 def brute_auc(y, s):
@@ -108,9 +106,9 @@ def test_failed_run_is_a_record_not_an_exception(monkeypatch):
     rec = run_one(spec(params={"alpha": 1.0}))
     assert rec["status"] == "failed" and "cannot be stored in a record" in rec["error"]
     assert rec["train"]["n_iter"] == 1  # what was measured before the failure is kept
-    rec = run_one(spec(solver="no_such_solver"))
-    assert rec["status"] == "failed" and "unknown solver 'no_such_solver'" in rec["error"]
-    rec = run_one(spec(loader=None, dataset="ohsumed", data_root="/nonexistent"))
+    with pytest.raises(ValueError, match="unknown solver 'no_such_solver'"):  # before any data
+        run_one(spec(solver="no_such_solver"))
+    rec = run_one(spec(dataset="ohsumed", data_root="/nonexistent"))
     assert rec["status"] == "failed" and "DatasetNotFound" in rec["error"]
 
 

@@ -27,7 +27,18 @@ def main(argv: list[str] | None = None) -> int | None:
         sys.argv = [sys.argv[0], *args]  # Hydra reads sys.argv
     import hydra
 
-    from rankbench.cli import conf_dir, run_job
+    from rankbench.cli import EXIT_CONFIG, conf_dir, run_job
+
+    if not {"--help", "-h", "--cfg", "-c", "--info", "-i", "--shell-completion", "-sc"} & set(
+            args) and not any(a.startswith(("--config-", "-cp", "-cd", "-cn")) for a in args):
+        # composed first, so an unknown choice or key exits 2 as every config error does (each
+        # job of a sweep is checked by the multirun's preflight, also exit 2)
+        from rankbench.plan import check_overrides
+
+        problem = check_overrides([a for a in args if not a.startswith("-")])
+        if problem:
+            print(f"rankbench: invalid rankbench configuration:\n  - {problem}", file=sys.stderr)
+            return EXIT_CONFIG
 
     app = hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")(run_job)
     app()

@@ -33,16 +33,27 @@ def import_submodules(package: str) -> None:
 
 
 def _same_object(a: Any, b: Any) -> bool:
+    """Whether two registrations are one plug-in: the same object, equal objects, or the same
+    function or class by qualified name (a module imported twice, e.g. reloaded)."""
     if a is b:
         return True
-    key = lambda o: (getattr(o, "__module__", None), getattr(o, "__qualname__", None))  # noqa: E731
-    return key(a) == key(b) and key(a) != (None, None)
+    try:
+        if type(a) is type(b) and bool(a == b):
+            return True
+    except Exception:  # noqa: BLE001 - objects whose == is not a truth value (arrays)
+        pass
+    qa, qb = getattr(a, "__qualname__", None), getattr(b, "__qualname__", None)
+    return isinstance(qa, str) and (a.__module__, qa) == (getattr(b, "__module__", None), qb)
 
 
 def closest(name: str, known: list[str], n: int = 3) -> str:
-    """' (did you mean X?)' for the closest names of ``known``, or ''."""
-    close = difflib.get_close_matches(str(name), known, n=n, cutoff=0.6)
-    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+    """' (did you mean X?)' for the closest names of ``known`` (case aside first), or ''."""
+    name = str(name)
+    same = [k for k in known if k.lower() == name.lower() and k != name]
+    lower = {k.lower(): k for k in known}
+    close = same or [lower[c] for c in difflib.get_close_matches(name.lower(), list(lower), n=n,
+                                                                  cutoff=0.6)]
+    return f" (did you mean {' or '.join(repr(c) for c in close[:n])}?)" if close else ""
 
 
 class Registry(Generic[T]):
@@ -52,6 +63,13 @@ class Registry(Generic[T]):
         self.kind = kind
         self.packages = tuple(packages)
         self._items: dict[str, T] = {}
+        self._modules: dict[str, str] = {}
+
+    def include(self, package: str) -> None:
+        """Also import the modules of ``package`` on the next read (a layer above adding its own
+        plug-ins, e.g. the harness's peer solvers)."""
+        if package not in self.packages:
+            self.packages = (*self.packages, package)
 
     def register(self, name: str | None = None) -> Callable[[T], T]:
         """Decorator: register the object under ``name`` (default: its ``__name__``)."""
@@ -62,15 +80,22 @@ class Registry(Generic[T]):
 
         return deco
 
-    def add(self, name: str, obj: T) -> T:
-        """Register ``obj`` under ``name``; ValueError when another object holds the name."""
+    def add(self, name: str, obj: T, module: str | None = None) -> T:
+        """Register ``obj`` under ``name``; ValueError when another object holds the name.
+        ``module``: the module that registers it (default: the object's own ``__module__``)."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"a {self.kind} needs a non-empty string name, got {name!r}")
         old = self._items.get(name)
         if old is not None and not _same_object(old, obj):
             raise ValueError(f"{self.kind} {name!r} registered twice")
         self._items[name] = obj
+        self._modules[name] = module or getattr(obj, "__module__", "") or ""
         return obj
+
+    def modules(self) -> list[str]:
+        """The modules that registered the plug-ins read so far, sorted: what a fresh process
+        (a worker, an isolated run) imports to know the same names."""
+        return sorted(set(self._modules.values()) - {""})
 
     def _load(self) -> None:
         for package in self.packages:

@@ -32,7 +32,6 @@ from rankbench.plan import (
     plan_experiment,
 )
 from rankbench.report import attach_records, generated_stamp, render_all, write_index
-from rankbench.spec import run_id
 
 LAUNCHERS = ("basic", "joblib", "ray", "ray_cluster", "slurm", "submitit_local")
 
@@ -164,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             if plans[name].tier == "peers" and not args.peers:
                 print(f"  {name}: peer runs, trained by make reproduce-peers (--peers)")
                 continue
-            ids = {run_id(s) for s in plans[name].specs}
+            ids = {s.run_id for s in plans[name].specs}
             if not ids or (ids <= stored_ok and not args.rerun):  # every run is stored
                 print(f"  {name}: all {len(ids)} runs stored")
                 continue
