@@ -70,8 +70,8 @@ def test_every_declared_option_is_checked_and_reaches_its_optimizer(monkeypatch)
             seen = {}
 
             @functools.wraps(opt.function)
-            def spy(oracle, _f=opt.function, **kw):
-                seen.update(kw)
+            def spy(oracle, _f=opt.function, _seen=seen, **kw):
+                _seen.update(kw)
                 return _f(oracle, **kw)
 
             monkeypatch.setitem(OPTIMIZERS._items, name, replace(opt, function=spy))
@@ -86,7 +86,7 @@ def test_every_declared_option_is_checked_and_reaches_its_optimizer(monkeypatch)
             assert option in seen and seen[option] == default, (name, option)
             monkeypatch.setitem(OPTIMIZERS._items, name, opt)
             # any other optimizer refuses it, naming those that take it
-            for other_name, other in opts.items():
+            for other in opts.values():
                 if option in other.options:
                     continue
                 with pytest.raises(ValueError, match=f"'{option}' is an option of .*{name}"):
