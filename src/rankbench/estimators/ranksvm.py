@@ -16,6 +16,7 @@ from the previous solution, to the accuracy of cold fits (``RankSVMPath``).
 from __future__ import annotations
 
 import functools
+import inspect
 import time
 import warnings
 from dataclasses import dataclass, field, replace
@@ -156,6 +157,11 @@ class RankSVM(RankerMixin, EstimatorBase):
         self.kernel = kernel
         self.n_components = n_components
         self.gamma = gamma
+
+    # the signature scikit-learn reads (get_params, clone, its checks): the parameters alone;
+    # ``**misplaced`` only catches an optimizer option passed as a parameter, to say where it goes
+    __init__.__signature__ = inspect.Signature(
+        [p for p in inspect.signature(__init__).parameters.values() if p.kind != p.VAR_KEYWORD])
 
     def check_params(self) -> None:
         """ValueError unless solver x loss x parameters can run: unknown solver or loss, an oracle
