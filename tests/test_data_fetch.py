@@ -117,14 +117,19 @@ def _left_behind(root: Path) -> list[str]:
 # ---------------------------------------------------------------- fetch
 
 
-def test_fetch_downloads_checks_unpacks_and_places(server, tmp_path, capsys):
+def _served_td2003(server, tmp_path, path="/td2003.tar.gz"):
+    """(url, archive bytes, empty data root) with the TD2003 fixture served at ``path``."""
     _, base = server
     archive = _tar_gz(_td2003_files())
-    _Handler.files["/gov/td2003.tar.gz"] = archive
+    _Handler.files[path] = archive
     root = tmp_path / "data"
     root.mkdir()
-    rc = main(["fetch", "td2003", "--root", str(root), "--url", f"{base}/gov/td2003.tar.gz",
-               "--sha256", _sha(archive)])
+    return f"{base}{path}", archive, root
+
+
+def test_fetch_downloads_checks_unpacks_and_places(server, tmp_path, capsys):
+    url, archive, root = _served_td2003(server, tmp_path, "/gov/td2003.tar.gz")
+    rc = main(["fetch", "td2003", "--root", str(root), "--url", url, "--sha256", _sha(archive)])
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "sha256 of td2003.tar.gz verified" in out and "placed at" in out
@@ -137,20 +142,14 @@ def test_fetch_downloads_checks_unpacks_and_places(server, tmp_path, capsys):
     assert main(["check", "td2003", "--root", str(root)]) == 0
     assert "no checksum known for this data set: only the layout was checked" in capsys.readouterr().out
     # a second fetch does not overwrite
-    assert main(["fetch", "td2003", "--root", str(root), "--url", f"{base}/gov/td2003.tar.gz",
-                 "--sha256", _sha(archive)]) == 1
+    assert main(["fetch", "td2003", "--root", str(root), "--url", url, "--sha256", _sha(archive)]) == 1
     assert "exists already" in capsys.readouterr().err
 
 
 def test_truncated_download_leaves_a_part_file_and_the_next_run_resumes(server, tmp_path, capsys):
-    _, base = server
-    archive = _tar_gz(_td2003_files())
-    _Handler.files["/td2003.tar.gz"] = archive
+    url, archive, root = _served_td2003(server, tmp_path)
     _Handler.plan["truncate"] = 1
-    root = tmp_path / "data"
-    root.mkdir()
-    args = ["fetch", "td2003", "--root", str(root), "--url", f"{base}/td2003.tar.gz",
-            "--sha256", _sha(archive)]
+    args = ["fetch", "td2003", "--root", str(root), "--url", url, "--sha256", _sha(archive)]
     assert main(args) == 1
     err = capsys.readouterr().err
     assert "interrupted after" in err and "run the same command again to resume" in err
@@ -166,14 +165,9 @@ def test_truncated_download_leaves_a_part_file_and_the_next_run_resumes(server, 
 
 
 def test_a_server_that_ignores_the_range_restarts_the_download(server, tmp_path, capsys):
-    _, base = server
-    archive = _tar_gz(_td2003_files())
-    _Handler.files["/td2003.tar.gz"] = archive
+    url, archive, root = _served_td2003(server, tmp_path)
     _Handler.plan.update(truncate=1, ranges=False)
-    root = tmp_path / "data"
-    root.mkdir()
-    args = ["fetch", "td2003", "--root", str(root), "--url", f"{base}/td2003.tar.gz",
-            "--sha256", _sha(archive)]
+    args = ["fetch", "td2003", "--root", str(root), "--url", url, "--sha256", _sha(archive)]
     assert main(args) == 1
     assert main(args) == 0
     assert "does not resume; downloading from the start" in capsys.readouterr().out
@@ -181,16 +175,11 @@ def test_a_server_that_ignores_the_range_restarts_the_download(server, tmp_path,
 
 
 def test_wrong_checksum_deletes_the_download_and_unpacks_nothing(server, tmp_path, capsys):
-    _, base = server
-    archive = _tar_gz(_td2003_files())
-    _Handler.files["/td2003.tar.gz"] = archive
-    root = tmp_path / "data"
-    root.mkdir()
+    url, archive, root = _served_td2003(server, tmp_path)
     wrong = _sha(archive + b"x")
-    assert main(["fetch", "td2003", "--root", str(root), "--url", f"{base}/td2003.tar.gz",
-                 "--sha256", wrong]) == 1
+    assert main(["fetch", "td2003", "--root", str(root), "--url", url, "--sha256", wrong]) == 1
     err = capsys.readouterr().err
-    assert f"checksum mismatch for {base}/td2003.tar.gz: sha256 {_sha(archive)}, expected {wrong}" in err
+    assert f"checksum mismatch for {url}: sha256 {_sha(archive)}, expected {wrong}" in err
     assert "the download was deleted (nothing was unpacked)" in err
     assert _left_behind(root) == [DOWNLOADS] or _left_behind(root) == []
     assert not (root / "TD2003").exists()
@@ -210,12 +199,7 @@ def test_server_error_is_named_and_nothing_is_left(server, tmp_path, capsys, sta
 
 
 def test_no_checksum_known_is_refused_unless_unverified(server, tmp_path, capsys):
-    _, base = server
-    archive = _tar_gz(_td2003_files())
-    _Handler.files["/td2003.tar.gz"] = archive
-    root = tmp_path / "data"
-    root.mkdir()
-    url = f"{base}/td2003.tar.gz"
+    url, archive, root = _served_td2003(server, tmp_path)
     assert main(["fetch", "td2003", "--root", str(root), "--url", url]) == 1
     assert "no checksum known" in capsys.readouterr().err
     assert _Handler.requests == [] and _left_behind(root) == []

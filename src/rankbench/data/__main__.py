@@ -92,6 +92,18 @@ def _list_main(argv: list[str]) -> int:
     return 0
 
 
+def _name_and_root(ap: argparse.ArgumentParser, argv: list[str]):
+    """Parse NAME and --root (plus ``ap``'s own options): (args, root), root None when unset
+    (said on stderr)."""
+    ap.add_argument("name", choices=list_datasets(), metavar="NAME")
+    ap.add_argument("--root", help="data root (default: RANKBENCH_DATA)")
+    args = ap.parse_args(argv)
+    root = data_root(args.root)
+    if root is None:
+        print("error: no data root: pass --root or set RANKBENCH_DATA", file=sys.stderr)
+    return args, root
+
+
 def _check_main(argv: list[str]) -> int:
     """``check NAME``: the files' layout and sha256 against the manifest shipped with rankbench."""
     from rankbench.data.sources import check_dataset
@@ -99,12 +111,8 @@ def _check_main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m rankbench.data check",
                                  description="check a data set's files (layout and sha256) "
                                              "against the manifest shipped with rankbench")
-    ap.add_argument("name", choices=list_datasets(), metavar="NAME")
-    ap.add_argument("--root", help="data root (default: RANKBENCH_DATA)")
-    args = ap.parse_args(argv)
-    root = data_root(args.root)
+    args, root = _name_and_root(ap, argv)
     if root is None:
-        print("error: no data root: pass --root or set RANKBENCH_DATA", file=sys.stderr)
         return 1
     try:
         report = check_dataset(args.name, root)
@@ -125,17 +133,13 @@ def _fetch_main(argv: list[str]) -> int:
                                  description="download (resumable), check and unpack a data set "
                                              "into the data root; prints the steps where a licence "
                                              "or a web drive needs a browser")
-    ap.add_argument("name", choices=list_datasets(), metavar="NAME")
-    ap.add_argument("--root", help="data root (default: RANKBENCH_DATA)")
     ap.add_argument("--url", default="", help="download this archive instead (e.g. a mirror)")
     ap.add_argument("--archive", type=Path, help="unpack this already downloaded archive instead")
     ap.add_argument("--sha256", default="", help="the archive's sha256, checked before unpacking")
     ap.add_argument("--unverified", action="store_true",
                     help="accept a download no checksum can verify")
-    args = ap.parse_args(argv)
-    root = data_root(args.root)
+    args, root = _name_and_root(ap, argv)
     if root is None:
-        print("error: no data root: pass --root or set RANKBENCH_DATA", file=sys.stderr)
         return 1
     try:
         fetch_dataset(args.name, root, url=args.url, sha256=args.sha256.lower(),
