@@ -116,6 +116,21 @@ def _document_weights(sample_weight: Any, data: RankingData) -> np.ndarray | Non
     return w if order is None else w[order]
 
 
+def _keep_extra(est: Any, extra: dict[str, Any]) -> None:
+    """Store ``__init__``'s extra keywords on ``est`` (a function, not a method: scikit-learn's
+    tests build a BaseEstimator from our ``__init__`` alone)."""
+    for key in extra:
+        _check_extra_name(est, key)
+    est._extra_params = list(extra)
+    for key, value in extra.items():
+        setattr(est, key, value)
+
+
+def _check_extra_name(est: Any, key: str) -> None:
+    if key.startswith("_") or key.endswith("_") or hasattr(type(est), key):
+        raise TypeError(f"{type(est).__name__}() got an unexpected keyword argument {key!r}")
+
+
 class _PassThrough:
     """Keywords beyond the named parameters are booster parameters, passed through unchanged.
 
@@ -126,16 +141,8 @@ class _PassThrough:
     silently override the other.
     """
 
-    def _keep_extra(self, extra: dict[str, Any]) -> None:
-        for key in extra:
-            self._check_extra_name(key)
-        self._extra_params = list(extra)
-        for key, value in extra.items():
-            setattr(self, key, value)
-
     def _check_extra_name(self, key: str) -> None:
-        if key.startswith("_") or key.endswith("_") or hasattr(type(self), key):
-            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {key!r}")
+        _check_extra_name(self, key)
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Named parameters and the extra booster parameters."""
@@ -388,7 +395,7 @@ class LambdaMART(_TreeParams):
         self.ndcg_delta = ndcg_delta
         self.max_bin = max_bin
         self.verbose = verbose
-        self._keep_extra(kwargs)
+        _keep_extra(self, kwargs)
 
     def _check_params(self) -> None:
         if self.metric not in METRICS:
@@ -451,7 +458,7 @@ class LightGBMLambdaRank(_TreeParams):
         self.norm = norm
         self.max_bin = max_bin
         self.verbose = verbose
-        self._keep_extra(kwargs)
+        _keep_extra(self, kwargs)
 
     _LIGHTGBM = {**_TreeParams._LIGHTGBM, "ndcg_at": "lambdarank_truncation_level",  # noqa: RUF012
                  "sigma": "sigmoid", "norm": "lambdarank_norm"}
@@ -501,7 +508,7 @@ class XGBoostRanker(_PassThrough, RankerMixin, EstimatorBase):
         self.early_stopping_rounds = early_stopping_rounds
         self.random_state = random_state
         self.n_jobs = n_jobs
-        self._keep_extra(kwargs)
+        _keep_extra(self, kwargs)
 
     def _library_names(self) -> dict[str, tuple[str, ...]]:
         return {"learning_rate": ("eta",), "num_leaves": ("max_leaves",), "random_state": ("seed",),
