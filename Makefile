@@ -41,7 +41,7 @@ lint: $(STAMP) ## ruff over src and tests
 	$(VENV)/bin/ruff check src tests
 
 bench: $(STAMP) ## Benchmarks: solver timings per fold and scaling curves (writes results/bench/)
-	$(PY) -m rankbench.bench
+	$(PY) -m rankbench.bench --out results/bench
 
 reproduce: $(STAMP) ## Run every paper experiment config (resuming stored runs), then regenerate results/ (LAUNCHER=joblib|ray_cluster|slurm, RERUN=1)
 	$(PY) -m rankbench.reproduce $(REPRODUCE_ARGS)

@@ -1,9 +1,14 @@
-"""`python -m rankbench.bench [part ...] [--quick]`: run benchmarks, print and store their rows.
+"""`python -m rankbench.bench [part ...] [--quick] [--out DIR]`: run benchmarks, print and store their rows.
 
-Each part's rows go to ``results/bench/<part>.json`` (uncommitted) and its Markdown table to
-``results/bench/<part>.md``; ``results/bench/SUMMARY.md`` joins every part's latest table
-(each with its own commit, time and load) after one table of the targets, which the README
-cites instead of copying numbers that would drift.
+Everything a run writes goes under ``--out`` (default ``results/_scratch/bench``, which git
+ignores; ``make bench`` asks for the committed ``results/bench``): each part's rows as
+``<part>.json`` (never committed) and its Markdown tables as ``<part>.md`` (rows grouped by the
+columns they fill, so no table carries an empty column), the figures a part draws
+(``accuracy_<problem>.png``), ``SUMMARY.md`` (one table of the targets, then every part's latest
+section, each with its own commit, time and load; the README cites it instead of copying
+numbers that would drift) and ``index.html`` (the same as a page, with the figures).
+``--config PART=PATH`` gives a part that reads a config (``accuracy``: conf/bench/accuracy.yaml)
+another file.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from pathlib import Path
 
 from rankbench.bench import PARTS
 
+DEFAULT_OUT = "results/_scratch/bench"
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run the named benchmark parts (all by default); write results/bench/<part>.json and .md,
@@ -24,10 +31,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rankbench.bench")
     ap.add_argument("parts", nargs="*", default=list(PARTS), help=f"subset of {PARTS}")
     ap.add_argument("--quick", action="store_true", help="small sizes only")
-    ap.add_argument("--out", default="results/bench", help="folder for the JSON rows")
+    ap.add_argument("--out", default=DEFAULT_OUT,
+                    help=f"folder for every file the run writes (default {DEFAULT_OUT}, not "
+                         "committed; `make bench` passes results/bench)")
+    ap.add_argument("--config", action="append", default=[], metavar="PART=PATH",
+                    help="a config file for a part that reads one (accuracy)")
     args = ap.parse_args(argv)
+    configs = {}
+    for item in args.config:
+        part, sep, path = item.partition("=")
+        if not sep or part not in PARTS:
+            ap.error(f"--config takes PART=PATH with PART one of {', '.join(PARTS)}, got {item!r}")
+        configs[part] = path
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    import inspect
     import os
     import time
 
@@ -49,7 +67,15 @@ def main(argv: list[str] | None = None) -> int:
             raise
         started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         load0 = os.getloadavg()[0]
-        rows = mod.run(quick=args.quick)
+        params = inspect.signature(mod.run).parameters
+        kwargs = {"quick": args.quick}
+        if "out" in params:
+            kwargs["out"] = out
+        if "config" in params:
+            kwargs["config"] = configs.pop(part, None)
+        elif part in configs:
+            ap.error(f"part {part} reads no config")
+        rows = mod.run(**kwargs)
         meta = {"machine": platform.node(), "processor": platform.processor(),
                 "python": sys.version.split()[0], "quick": args.quick, "commit": git_commit(),
                 "started": started}
@@ -62,12 +88,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"{meta['commit']}, on {info.get('cpu_model') or platform.processor()} "
                 f"({os.cpu_count()} cores); 1-minute load average {load0:.2f} at the start, "
                 f"{os.getloadavg()[0]:.2f} at the end.\n\n")
-        (out / f"{part}.md").write_text(head + _markdown(frame) + "\n")
+        (out / f"{part}.md").write_text(head + "\n\n".join(_filled_tables(rows)) + "\n")
         targets = [r for r in rows if "goal" in r]
         if targets:
             print(f"\n== {part}: targets ==")
             print(_target_frame(targets).to_string(index=False))
     _write_summary(out)
+    _write_html(out)
+    print(f"\nwrote {out}/: " + ", ".join(sorted(p.name for p in out.iterdir() if p.is_file())))
     return 0
 
 
@@ -101,6 +129,79 @@ def _write_summary(out: Path) -> None:
                  "`ratio` = measured / reference, `goal` the ratio asked for.\n\n"
                  + _markdown(_target_frame(targets)) + "\n")
     (out / "SUMMARY.md").write_text(text + "\n" + "\n".join(sections))
+
+
+def _is_empty(v) -> bool:
+    return v is None or (isinstance(v, float) and v != v) or v == ""
+
+
+def _filled_tables(rows: list[dict]) -> list[str]:
+    """Markdown tables of a part's rows, one per set of columns the rows fill (in order of first
+    appearance), each showing only those columns; the constant ``part`` column is left out."""
+    import pandas as pd
+
+    groups: dict[tuple[str, ...], list[dict]] = {}
+    for r in rows:
+        cols = tuple(k for k, v in r.items() if k != "part" and not _is_empty(v))
+        groups.setdefault(cols, []).append(r)
+    return [_markdown(pd.DataFrame([{c: r[c] for c in cols} for r in group], columns=list(cols)))
+            for cols, group in groups.items()]
+
+
+def _write_html(out: Path) -> None:
+    """index.html: SUMMARY.md as a page (targets table first, then each part's tables) with the
+    figures of ``out`` under their part's section."""
+    import html
+
+    text = (out / "SUMMARY.md").read_text()
+    figures = sorted(p.name for p in out.glob("*.png"))
+    body, table, section = [], [], None
+
+    def inline(s: str) -> str:
+        parts = html.escape(s).split("`")
+        return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+
+    def flush_table() -> None:
+        if not table:
+            return
+        head, rows = table[0], table[2:]
+        cells = lambda line: [c.strip() for c in line.strip().strip("|").split("|")]  # noqa: E731
+        body.append("<table><thead><tr>" + "".join(f"<th>{inline(c)}</th>" for c in cells(head))
+                    + "</tr></thead><tbody>" + "".join(
+                        "<tr>" + "".join(f"<td>{inline(c)}</td>" for c in cells(r)) + "</tr>"
+                        for r in rows) + "</tbody></table>")
+        table.clear()
+
+    def flush_figures(part: str | None) -> None:
+        for name in [f for f in figures if part and f.startswith(part + "_")]:
+            body.append(f'<figure><img src="{name}" alt="{name}"><figcaption>{name}</figcaption></figure>')
+            figures.remove(name)
+
+    for line in text.splitlines():
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        flush_table()
+        if line.startswith("## "):
+            flush_figures(section)
+            section = line[3:].strip()
+            body.append(f'<h2 id="{html.escape(section)}">{inline(section)}</h2>')
+        elif line.startswith("# "):
+            body.append(f"<h1>{inline(line[2:])}</h1>")
+        elif line.strip():
+            body.append(f"<p>{inline(line)}</p>")
+    flush_table()
+    flush_figures(section)
+    if figures:
+        body.append("<h2>Other figures</h2>")
+        body += [f'<figure><img src="{n}" alt="{n}"><figcaption>{n}</figcaption></figure>' for n in figures]
+    style = ("body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
+             "table{border-collapse:collapse;font-size:12px;margin:1em 0}"
+             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}"
+             "figure{display:inline-block;margin:0.5em}img{max-width:560px}")
+    (out / "index.html").write_text(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>rankbench benchmarks</title>"
+        f"<style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
 
 def _markdown(frame) -> str:

@@ -3,15 +3,19 @@
 - ``fit(X, y, qid=None, group=None)``: queries as one id per document (``qid``) or as
   LightGBM's consecutive query sizes (``group``), never both; ``qid=group=None`` is one query
   (the AUC setting).
-- ``score(X, y, qid=None, group=None)``: mean NDCG@10 over queries, LETOR convention
-  (``rankbench.metrics.measures``), the number scikit-learn's model selection maximises.
+- ``score(X, y, qid=None, group=None, sample_weight=None)``: mean NDCG@10 over queries, LETOR
+  convention (``rankbench.metrics.measures``), the number scikit-learn's model selection
+  maximises; ``sample_weight`` (per document, constant inside a query) weighs the queries.
 - ``NotFittedError`` (scikit-learn's class) from ``decision_function`` / ``score`` before fit.
 - ``feature_names_in_`` when fitted on a pandas DataFrame with string column names; a
   DataFrame given later must have the same columns.
 - metadata routing: ``qid`` and ``group`` are requested by ``fit`` and ``score`` by default,
   so with ``sklearn.set_config(enable_metadata_routing=True)``
   ``GridSearchCV(RankSVM(), {"C": [...]}, cv=GroupKFold(5)).fit(X, y, groups=qid, qid=qid)``
-  trains and scores every split on its own queries.
+  trains and scores every split on its own queries.  ``sample_weight`` is in ``score``'s
+  signature (not requested by default, scikit-learn's rule), so a ``Pipeline`` ending in a
+  rankbench estimator scores under routing; ``set_score_request(sample_weight=True)`` makes
+  a search weigh queries by it.
 
 ``EstimatorBase`` implements scikit-learn's estimator protocol (``get_params`` /
 ``set_params``, ``clone``, tags, metadata routing, text and HTML repr) without importing
@@ -269,6 +273,53 @@ def resolve_queries(n: int, qid: Any = None, group: Any = None) -> Any:
     return qid_from_group(group, n)
 
 
+def check_document_weights(sample_weight: Any, n: int) -> np.ndarray:
+    """``sample_weight`` as a float64 array of ``n`` finite weights >= 0, not all 0; ValueError."""
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight must hold one weight per document ({n}), got shape {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        bad = int(np.flatnonzero(~np.isfinite(w) | (w < 0))[0])
+        raise ValueError(f"sample_weight must be finite and >= 0; document {bad} has {w[bad]!r}")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight is zero for every document: nothing to fit or score")
+    return w
+
+
+def query_weights(sample_weight: Any, qid: Any, n: int) -> np.ndarray:
+    """One weight per query (queries in order of first appearance, as the metrics' per-query
+    values) from one weight per document; ValueError when a query's documents disagree.
+
+    Ranking metrics are per query, so a document weight means its query's weight: scikit-learn
+    hands ``sample_weight`` to ``score`` per document (Pipeline, GridSearchCV with routing),
+    and XGBoost's ranker takes one weight per query for the same reason.  O(n log n).
+    """
+    w = check_document_weights(sample_weight, n)
+    from rankbench.data.ranking_data import group_by_query
+
+    q = np.zeros(n, dtype=np.int64) if qid is None else np.asarray(qid)
+    order, ptr = group_by_query(q)
+    wq = w if order is None else w[order]
+    first = wq[ptr[:-1]]
+    differs = np.flatnonzero(np.maximum.reduceat(wq, ptr[:-1]) != np.minimum.reduceat(wq, ptr[:-1]))
+    if differs.size:
+        k = int(differs[0])
+        qs = q if order is None else q[order]
+        vals = np.unique(wq[ptr[k]:ptr[k + 1]])
+        raise ValueError(f"sample_weight differs inside query {qs[ptr[k]].tolist()} (values "
+                         f"{vals[:3].tolist()}): a ranking metric weighs queries, so every "
+                         "document of a query must carry its query's weight")
+    return first
+
+
+def weighted_query_mean(values: np.ndarray, weights: np.ndarray) -> float:
+    """sum_q w_q v_q / sum_q w_q over the queries with a defined (non-NaN) value; NaN when
+    their weights sum to 0."""
+    ok = ~np.isnan(values) & (weights > 0)
+    total = float(weights[ok].sum())
+    return float(np.dot(weights[ok], values[ok]) / total) if total > 0 else float("nan")
+
+
 def _is_frame(X: Any) -> bool:
     return hasattr(X, "columns") and hasattr(X, "to_numpy")
 
@@ -278,7 +329,7 @@ def _check_shape(X: Any, name: str) -> tuple[int, ...]:
     dtype = getattr(X, "dtype", None)
     if dtype is not None and np.issubdtype(dtype, np.complexfloating):
         raise ValueError(f"{name}: Complex data not supported")
-    shape = np.shape(X) if not hasattr(X, "shape") else X.shape
+    shape = np.asarray(X).shape if not hasattr(X, "shape") else X.shape
     if len(shape) == 1:
         raise ValueError(f"{name}: Expected 2D array, got 1D array instead. Reshape your data "
                          "either using array.reshape(-1, 1) if your data has a single feature "
@@ -355,10 +406,22 @@ class RankerMixin:
         self._check_fitted()
         return report_of(self)
 
-    def score(self, X: Any, y: Any, qid: Any = None, group: Any = None) -> float:
-        """Mean NDCG@10 over the queries of (X, y), LETOR convention; the higher the better."""
+    def score(self, X: Any, y: Any, qid: Any = None, group: Any = None,
+              sample_weight: Any = None) -> float:
+        """Mean NDCG@10 over the queries of (X, y), LETOR convention; the higher the better.
+
+        ``sample_weight`` (one weight per document, as scikit-learn passes it) weighs queries:
+        every document of a query must carry the same weight, which becomes the query's weight
+        in the mean (``query_weights``); a query of weight 0 drops out.  O(n log n).
+        """
         from rankbench.metrics import ndcg_at_k
 
         self._check_fitted()
-        qid = resolve_queries(np.shape(y)[0], qid, group)
-        return float(ndcg_at_k(y, self.decision_function(X), qid, k=10, convention="letor"))
+        y = np.asarray(y)
+        qid = resolve_queries(y.shape[0], qid, group)
+        scores = self.decision_function(X)
+        if sample_weight is None:
+            return float(ndcg_at_k(y, scores, qid, k=10, convention="letor"))
+        weights = query_weights(sample_weight, qid, y.shape[0])
+        per_query = ndcg_at_k(y, scores, qid, k=10, convention="letor", per_query=True)
+        return weighted_query_mean(per_query, weights)

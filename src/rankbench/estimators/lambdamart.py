@@ -7,6 +7,14 @@
 - ``XGBoostRanker``: XGBoost ``rank:pairwise`` / ``rank:ndcg`` with comparable trees
   (``grow_policy="lossguide"``, ``max_leaves = num_leaves``).
 
+Any keyword beyond the named parameters is a parameter of the library's booster, passed
+through unchanged (``XGBoostRanker(max_depth=6)``, ``LightGBMLambdaRank(feature_fraction=0.8)``),
+as xgboost's and lightgbm's own scikit-learn wrappers take ``**kwargs``; where the named
+defaults differ from the libraries' is tabled in docs/sklearn.md.  ``fit`` takes the libraries'
+``eval_set=[(X, y)]`` with ``eval_group=[sizes]`` (LightGBM) or ``eval_qid=[qid]`` (XGBoost)
+beside our ``eval_set=(X, y, qid)``, and ``sample_weight`` where the library takes one;
+``feature_importances_`` comes from the fitted booster.
+
 Solvers registered: ``lambdamart_auc``, ``lambdamart_mauc``, ``lambdamart_ndcg``,
 ``lgbm_lambdarank``, ``xgb_pairwise``, ``xgb_ndcg``.
 """
@@ -22,7 +30,13 @@ import numpy as np
 
 from rankbench.boosting.lambdas import MAUC_DELTAS, METRICS, NDCG_DELTAS
 from rankbench.data.ranking_data import RankingData
-from rankbench.estimators.base import EstimatorBase, RankerMixin
+from rankbench.estimators.base import (
+    EstimatorBase,
+    RankerMixin,
+    check_document_weights,
+    qid_from_group,
+    query_weights,
+)
 from rankbench.estimators.registry import register_solver
 from rankbench.verbose import verbose_line
 
@@ -55,15 +69,144 @@ def _ranking_data(X: Any, y: Any, qid: Any, what: str) -> RankingData:
     return data
 
 
-def _check_eval_set(eval_set: Any) -> tuple[Any, Any, Any]:
-    """(X, y, qid) from ``(X, y, qid)``, ``(X, y)`` or a one-element list of those (sklearn style)."""
-    if isinstance(eval_set, list) and len(eval_set) == 1 and isinstance(eval_set[0], tuple | list):
+def _eval_data(eval_set: Any, eval_group: Any = None, eval_qid: Any = None) -> tuple | None:
+    """(X, y, qid) of the one eval set, from ours or the libraries' shapes; None without one.
+
+    Ours: ``(X, y, qid)`` or ``(X, y)`` (one query).  The libraries': ``[(X, y)]`` with
+    ``eval_group=[sizes]`` (LightGBM) or ``eval_qid=[qid]`` (XGBoost); a bare tuple with them
+    works too.  One eval set only: early stopping and ``history_`` watch it.
+    """
+    if eval_set is None:
+        if eval_group is not None or eval_qid is not None:
+            raise ValueError("eval_group / eval_qid given without an eval_set")
+        return None
+    if isinstance(eval_set, list):
+        if len(eval_set) != 1:
+            raise ValueError(f"eval_set: one eval set is supported (early stopping and history_ "
+                             f"watch it), got a list of {len(eval_set)}")
         eval_set = eval_set[0]
     if not (isinstance(eval_set, tuple | list) and len(eval_set) in (2, 3)) or isinstance(
             eval_set[0], tuple | list):
-        raise ValueError("eval_set must be a tuple (X, y, qid) or (X, y), or a list holding one")
+        raise ValueError("eval_set must be a tuple (X, y, qid) or (X, y), or a list holding one "
+                         "(X, y) with eval_group=[sizes] or eval_qid=[qid]")
     X, y, *rest = eval_set
-    return X, y, (rest[0] if rest else None)
+    qid = rest[0] if rest else None
+    given = [(name, v) for name, v in (("eval_group", eval_group), ("eval_qid", eval_qid))
+             if v is not None]
+    if len(given) == 2:
+        raise ValueError("pass either eval_group (query sizes) or eval_qid (query ids), not both")
+    if given:
+        name, value = given[0]
+        if qid is not None:
+            raise ValueError(f"eval_set holds a qid and {name} is given too: pass one of them")
+        if isinstance(value, list | tuple) and len(value) == 1 and np.ndim(value[0]) == 1:
+            value = value[0]  # the libraries' list of one array per eval set
+        n = np.shape(y)[0]
+        qid = qid_from_group(value, n) if name == "eval_group" else np.asarray(value)
+    return X, y, qid
+
+
+def _document_weights(sample_weight: Any, data: RankingData) -> np.ndarray | None:
+    """``sample_weight`` (one per document, in the caller's row order) in ``data``'s row order
+    (``from_arrays`` may have reordered the rows: ``meta["order"]``)."""
+    if sample_weight is None:
+        return None
+    w = check_document_weights(sample_weight, data.n_docs)
+    order = data.meta.get("order")
+    return w if order is None else w[order]
+
+
+def _keep_extra(est: Any, extra: dict[str, Any]) -> None:
+    """Store ``__init__``'s extra keywords on ``est`` (a function, not a method: scikit-learn's
+    tests build a BaseEstimator from our ``__init__`` alone)."""
+    for key in extra:
+        _check_extra_name(est, key)
+    est._extra_params = list(extra)
+    for key, value in extra.items():
+        setattr(est, key, value)
+
+
+def _check_extra_name(est: Any, key: str) -> None:
+    if key.startswith("_") or key.endswith("_") or hasattr(type(est), key):
+        raise TypeError(f"{type(est).__name__}() got an unexpected keyword argument {key!r}")
+
+
+class _PassThrough:
+    """Keywords beyond the named parameters are booster parameters, passed through unchanged.
+
+    The rule of ``xgboost.XGBModel`` and ``lightgbm.LGBMModel``: each extra keyword is an
+    attribute, a key of ``get_params`` and settable by ``set_params``, so ``clone`` and
+    ``GridSearchCV`` handle it like a named one.  ``_check_extra`` refuses, at fit, a library
+    name for one of the named parameters (``eta`` for ``learning_rate``) so one value cannot
+    silently override the other.
+    """
+
+    def _check_extra_name(self, key: str) -> None:
+        _check_extra_name(self, key)
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Named parameters and the extra booster parameters."""
+        out = super().get_params(deep)
+        out.update((k, getattr(self, k)) for k in getattr(self, "_extra_params", ()))
+        return out
+
+    def set_params(self, **params: Any) -> Any:
+        """Set named or extra parameters; a name that is neither becomes an extra booster
+        parameter (checked at fit), as in xgboost's and lightgbm's wrappers."""
+        named = set(self._get_param_names())
+        extra = getattr(self, "_extra_params", [])
+        for key in [k for k in params if "__" not in k and k not in named]:
+            self._check_extra_name(key)
+            setattr(self, key, params.pop(key))
+            if key not in extra:
+                extra.append(key)
+        self._extra_params = extra
+        return super().set_params(**params)
+
+    def _library_names(self) -> dict[str, tuple[str, ...]]:
+        """Named parameter (or a setting the wrapper fixes) -> the library's names for it."""
+        return {}
+
+    def _extra(self) -> dict[str, Any]:
+        """The extra booster parameters, checked against the named ones."""
+        extra = {k: getattr(self, k) for k in getattr(self, "_extra_params", ())}
+        for ours, theirs in self._library_names().items():
+            clash = sorted(set(theirs) & set(extra))
+            if clash and ours in self._get_param_names():
+                raise ValueError(f"{clash[0]}= is the library's name for {ours}=, a named "
+                                 f"parameter of {type(self).__name__}: pass {ours}= instead")
+            if clash:
+                raise ValueError(f"{clash[0]}= is set by {type(self).__name__} itself ({ours}) "
+                                 "and cannot be passed through")
+        return extra
+
+
+def _lightgbm_names(*main: str) -> tuple[str, ...]:
+    """Every LightGBM name (aliases included) of the parameters ``main``."""
+    from lightgbm.basic import _ConfigAliases
+
+    return tuple(sorted(_ConfigAliases.get(*main)))
+
+
+def _check_lightgbm_known(extra: dict[str, Any]) -> None:
+    """ValueError for a key LightGBM does not know (it would ignore it, silently at verbosity -1)."""
+    try:
+        from lightgbm.basic import _ConfigAliases
+
+        _ConfigAliases.get("objective")  # loads the table from the library
+        known = set().union(*_ConfigAliases.aliases.values())
+    except (ImportError, AttributeError):  # a LightGBM without the table: nothing to check against
+        return
+    import lightgbm
+
+    unknown = sorted(set(extra) - known)
+    if unknown:
+        import difflib
+
+        near = difflib.get_close_matches(unknown[0], sorted(known), n=3)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        raise ValueError(f"{unknown[0]!r} is not a LightGBM {lightgbm.__version__} parameter "
+                         f"(https://lightgbm.readthedocs.io/en/latest/Parameters.html){hint}")
 
 
 def _compile_seconds() -> float:
@@ -81,10 +224,28 @@ def _compile_seconds() -> float:
     return time.perf_counter() - t0
 
 
-class _TreeParams(RankerMixin, EstimatorBase):
-    """Tree settings shared by LambdaMART and the native LightGBM ranker."""
+class _TreeParams(_PassThrough, RankerMixin, EstimatorBase):
+    """Tree settings shared by LambdaMART and the native LightGBM ranker; extra keywords are
+    LightGBM parameters (``lgb.train``'s ``params``), applied after the wrapper's own."""
 
     _fitted_attribute = "booster_"
+    # named parameter (or a setting the wrapper fixes) -> LightGBM's main name for it
+    _LIGHTGBM = {"n_estimators": "num_iterations", "learning_rate": "learning_rate",  # noqa: RUF012
+                 "num_leaves": "num_leaves", "min_data_in_leaf": "min_data_in_leaf",
+                 "max_bin": "max_bin", "n_jobs": "num_threads", "random_state": "seed",
+                 "early_stopping_rounds": "early_stopping_round", "objective": "objective"}
+
+    def _library_names(self) -> dict[str, tuple[str, ...]]:
+        return {ours: _lightgbm_names(main) for ours, main in self._LIGHTGBM.items()}
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """LightGBM's feature importance of the kept trees (``importance_type``: ``"split"``,
+        the default as in ``lightgbm.LGBMModel``, counts splits; ``"gain"`` sums their gains)."""
+        self._check_fitted()
+        kind = getattr(self, "importance_type", "split")
+        return self.booster_.feature_importance(importance_type=kind,
+                                                iteration=self.best_iteration_)
 
     def check_params(self) -> None:
         """ValueError for a parameter no fit could use (before any data is read)."""
@@ -120,7 +281,7 @@ class _TreeParams(RankerMixin, EstimatorBase):
         }
 
     def _train(self, objective: Any, obj_params: dict[str, Any], X, y, qid, eval_set,
-               eval_metric: str, recorder_objective=None):
+               eval_metric: str, recorder_objective=None, sample_weight=None):
         import lightgbm as lgb
 
         from rankbench.boosting.lightgbm_hook import (
@@ -129,13 +290,15 @@ class _TreeParams(RankerMixin, EstimatorBase):
             RoundRecorder,
         )
 
+        extra = self._extra()
+        _check_lightgbm_known({k: v for k, v in extra.items() if k != "importance_type"})
         data = _ranking_data(X, y, qid, "fit")
         self.n_features_in_ = data.n_features
         train_set = lgb.Dataset(data.X, label=data.y, group=np.diff(data.query_ptr),
-                                free_raw_data=False)
+                                weight=_document_weights(sample_weight, data), free_raw_data=False)
         valid_sets, fevals, callbacks = [], [], []
         if eval_set is not None:
-            ex, ey, eq = _check_eval_set(eval_set)
+            ex, ey, eq = eval_set
             edata = _ranking_data(ex, ey, eq, "eval_set")
             if edata.n_features != data.n_features:
                 raise ValueError(f"eval_set has {edata.n_features} features, training data {data.n_features}")
@@ -163,7 +326,8 @@ class _TreeParams(RankerMixin, EstimatorBase):
 
         recorder = RoundRecorder(recorder_objective, on_row)
         callbacks.append(recorder)
-        params = {**self._lgb_params(), **obj_params, "objective": objective}
+        extra.pop("importance_type", None)  # read by feature_importances_, not LightGBM's
+        params = {**self._lgb_params(), **obj_params, **extra, "objective": objective}
         recorder.start()
         t0 = time.perf_counter()
         native = NativeFatalFilter()  # LightGBM's own [Fatal] lines must not precede our error
@@ -219,7 +383,7 @@ class LambdaMART(_TreeParams):
                  ndcg_at: int = 10, early_stopping_rounds: int | None = None,
                  random_state: int = 0, n_jobs: int = 1, norm: bool = True,
                  mauc_delta: str = "exact", max_bin: int = 255, ndcg_delta: str = "lightgbm",
-                 verbose: bool = False):
+                 verbose: bool = False, **kwargs: Any):
         self.metric = metric
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -235,6 +399,7 @@ class LambdaMART(_TreeParams):
         self.ndcg_delta = ndcg_delta
         self.max_bin = max_bin
         self.verbose = verbose
+        _keep_extra(self, kwargs)
 
     def check_params(self) -> None:
         """ValueError for a parameter no fit could use (before any data is read)."""
@@ -252,9 +417,12 @@ class LambdaMART(_TreeParams):
             raise ValueError(f"norm must be True or False, got {self.norm!r}")
         self._check_tree_params()
 
-    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: Any = None, group: Any = None) -> LambdaMART:
-        """Boost ``n_estimators`` trees on the lambda-gradients of ``metric`` (early stopping on eval_set); ``group`` (query sizes) instead of ``qid``."""
+    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: Any = None, group: Any = None,
+            eval_group: Any = None, eval_qid: Any = None) -> LambdaMART:
+        """Boost ``n_estimators`` trees on the lambda-gradients of ``metric`` (early stopping on
+        eval_set); ``group`` (query sizes) instead of ``qid``; eval_set as ``_eval_data`` reads it."""
         X, y, qid = self._fit_inputs(X, y, qid, group)
+        eval_set = _eval_data(eval_set, eval_group, eval_qid)
         import numba
 
         from rankbench.boosting.lightgbm_hook import LambdaObjective
@@ -285,7 +453,7 @@ class LightGBMLambdaRank(_TreeParams):
     def __init__(self, n_estimators: int = 100, learning_rate: float = 0.1, num_leaves: int = 31,
                  min_data_in_leaf: int = 20, sigma: float = 1.0, ndcg_at: int = 10,
                  early_stopping_rounds: int | None = None, random_state: int = 0, n_jobs: int = 1,
-                 norm: bool = True, max_bin: int = 255, verbose: bool = False):
+                 norm: bool = True, max_bin: int = 255, verbose: bool = False, **kwargs: Any):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
@@ -298,32 +466,47 @@ class LightGBMLambdaRank(_TreeParams):
         self.norm = norm
         self.max_bin = max_bin
         self.verbose = verbose
+        _keep_extra(self, kwargs)
 
-    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: Any = None,
-            group: Any = None) -> LightGBMLambdaRank:
-        """Boost with LightGBM's built-in lambdarank gradients; ``group`` (query sizes) instead of ``qid``."""
+    _LIGHTGBM = {**_TreeParams._LIGHTGBM, "ndcg_at": "lambdarank_truncation_level",  # noqa: RUF012
+                 "sigma": "sigmoid", "norm": "lambdarank_norm"}
+
+    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: Any = None, group: Any = None,
+            sample_weight: Any = None, eval_group: Any = None,
+            eval_qid: Any = None) -> LightGBMLambdaRank:
+        """Boost with LightGBM's built-in lambdarank gradients; ``group`` (query sizes) instead
+        of ``qid``; ``sample_weight`` one weight per document (LightGBM scales each document's
+        gradient by it); eval_set as ``_eval_data`` reads it."""
         X, y, qid = self._fit_inputs(X, y, qid, group)
+        eval_set = _eval_data(eval_set, eval_group, eval_qid)
         _check_pos("sigma", self.sigma)
         self._check_tree_params()
         self.compile_time_ = _compile_seconds()
         obj_params = {"lambdarank_truncation_level": int(self.ndcg_at), "sigmoid": float(self.sigma),
                       "lambdarank_norm": bool(self.norm)}
-        return self._train("lambdarank", obj_params, X, y, qid, eval_set, "ndcg")
+        return self._train("lambdarank", obj_params, X, y, qid, eval_set, "ndcg",
+                           sample_weight=sample_weight)
 
 
-class XGBoostRanker(RankerMixin, EstimatorBase):
-    """XGBoost ``rank:pairwise`` or ``rank:ndcg`` with loss-guided trees of ``num_leaves`` leaves.
+class XGBoostRanker(_PassThrough, RankerMixin, EstimatorBase):
+    """XGBoost ``rank:pairwise``, ``rank:ndcg`` or ``rank:map`` with loss-guided trees of
+    ``num_leaves`` leaves (0: no limit).
 
     Queries are passed as consecutive integer group ids; ``eval_set`` enables early
     stopping on XGBoost's own ``ndcg@ndcg_at``.  ``history_`` holds that eval per round.
+    Extra keywords go to ``xgboost.XGBRanker`` unchanged and override the wrapper's tree
+    settings (``tree_method="hist"``, ``grow_policy="lossguide"``, ``max_depth=0``), e.g.
+    ``XGBoostRanker(num_leaves=0, grow_policy="depthwise", max_depth=6)``; XGBoost itself
+    warns about a key it does not use.
     """
 
     _fitted_attribute = "model_"
+    OBJECTIVES = ("rank:pairwise", "rank:ndcg", "rank:map")
 
     def __init__(self, objective: str = "rank:pairwise", n_estimators: int = 100,
                  learning_rate: float = 0.1, num_leaves: int = 31, min_child_weight: float = 1.0,
                  ndcg_at: int = 10, early_stopping_rounds: int | None = None,
-                 random_state: int = 0, n_jobs: int = 1):
+                 random_state: int = 0, n_jobs: int = 1, **kwargs: Any):
         self.objective = objective
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -333,16 +516,32 @@ class XGBoostRanker(RankerMixin, EstimatorBase):
         self.early_stopping_rounds = early_stopping_rounds
         self.random_state = random_state
         self.n_jobs = n_jobs
+        _keep_extra(self, kwargs)
 
-    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: Any = None,
-            group: Any = None) -> XGBoostRanker:
-        """Train an ``xgboost.XGBRanker``; O(rounds * n * features) histogram boosting; ``group`` (query sizes) instead of ``qid``."""
+    def _library_names(self) -> dict[str, tuple[str, ...]]:
+        return {"learning_rate": ("eta",), "num_leaves": ("max_leaves",), "random_state": ("seed",),
+                "n_jobs": ("nthread",), "n_estimators": ("num_boost_round",)}
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """``xgboost.XGBRanker.feature_importances_`` (by ``importance_type``, XGBoost's
+        default gain, normalised to sum 1)."""
+        self._check_fitted()
+        return self.model_.feature_importances_
+
+    def fit(self, X: Any, y: Any, qid: Any = None, eval_set: Any = None, group: Any = None,
+            sample_weight: Any = None, eval_group: Any = None, eval_qid: Any = None) -> XGBoostRanker:
+        """Train an ``xgboost.XGBRanker``; O(rounds * n * features) histogram boosting; ``group``
+        (query sizes) instead of ``qid``; ``sample_weight`` one weight per document, equal inside
+        a query (XGBoost weighs queries: ``query_weights``); eval_set as ``_eval_data`` reads it."""
         X, y, qid = self._fit_inputs(X, y, qid, group)
-        if self.objective not in ("rank:pairwise", "rank:ndcg"):
-            raise ValueError(f"objective must be 'rank:pairwise' or 'rank:ndcg', got {self.objective!r}")
+        eval_set = _eval_data(eval_set, eval_group, eval_qid)
+        if self.objective not in self.OBJECTIVES:
+            raise ValueError(f"objective must be one of {self.OBJECTIVES}, got {self.objective!r}")
         _check_int("n_estimators", self.n_estimators, 1)
         _check_pos("learning_rate", self.learning_rate)
-        _check_int("num_leaves", self.num_leaves, 2)
+        if self.num_leaves != 0:
+            _check_int("num_leaves (0: no limit)", self.num_leaves, 2)
         _check_int("ndcg_at", self.ndcg_at, 1)
         _check_int("n_jobs", self.n_jobs, 1)
         _check_int("random_state", self.random_state, 0)
@@ -352,31 +551,37 @@ class XGBoostRanker(RankerMixin, EstimatorBase):
                 raise ValueError("early_stopping_rounds needs an eval_set")
         if not (np.isfinite(self.min_child_weight) and self.min_child_weight >= 0):
             raise ValueError(f"min_child_weight must be >= 0, got {self.min_child_weight!r}")
+        extra = self._extra()
         import xgboost as xgb
 
         data = _ranking_data(X, y, qid, "fit")
         self.n_features_in_ = data.n_features
-        model = xgb.XGBRanker(
-            objective=self.objective, n_estimators=int(self.n_estimators),
-            learning_rate=float(self.learning_rate), tree_method="hist", grow_policy="lossguide",
-            max_leaves=int(self.num_leaves), max_depth=0, min_child_weight=float(self.min_child_weight),
-            random_state=int(self.random_state), n_jobs=int(self.n_jobs),
-            eval_metric=f"ndcg@{int(self.ndcg_at)}", early_stopping_rounds=self.early_stopping_rounds,
-        )
+        model = xgb.XGBRanker(**{
+            "objective": self.objective, "n_estimators": int(self.n_estimators),
+            "learning_rate": float(self.learning_rate), "tree_method": "hist",
+            "grow_policy": "lossguide", "max_leaves": int(self.num_leaves), "max_depth": 0,
+            "min_child_weight": float(self.min_child_weight),
+            "random_state": int(self.random_state), "n_jobs": int(self.n_jobs),
+            "eval_metric": f"ndcg@{int(self.ndcg_at)}",
+            "early_stopping_rounds": self.early_stopping_rounds, **extra})
         kw: dict[str, Any] = {}
+        weights = _document_weights(sample_weight, data)
+        if weights is not None:
+            kw["sample_weight"] = query_weights(weights, data.qid, data.n_docs)
         if eval_set is not None:
-            ex, ey, eq = _check_eval_set(eval_set)
-            edata = _ranking_data(ex, ey, eq, "eval_set")
-            kw = {"eval_set": [(edata.X, edata.y)], "eval_qid": [_group_ids(edata)], "verbose": False}
+            edata = _ranking_data(*eval_set, "eval_set")
+            kw.update(eval_set=[(edata.X, edata.y)], eval_qid=[_group_ids(edata)], verbose=False)
         self.compile_time_ = 0.0
         t0 = time.perf_counter()
         model.fit(data.X, data.y, qid=_group_ids(data), **kw)
         self.fit_time_ = time.perf_counter() - t0
         self.model_ = model
         ev = model.evals_result() if eval_set is not None else {}
-        vals = next(iter(ev.get("validation_0", {}).values()), [])
-        self.history_ = [{"iteration": i + 1, f"vali.ndcg@{self.ndcg_at}": float(v)}
-                         for i, v in enumerate(vals)]
+        metrics = ev.get("validation_0", {})
+        rounds = max((len(v) for v in metrics.values()), default=0)
+        self.history_ = [{"iteration": i + 1, **{f"vali.{name}": float(v[i])
+                                                 for name, v in metrics.items()}}
+                         for i in range(rounds)]
         best = getattr(model, "best_iteration", None)
         self.best_iteration_ = int(best) + 1 if best is not None else int(self.n_estimators)
         self.n_iter_ = model.get_booster().num_boosted_rounds()

@@ -1,7 +1,9 @@
 """Ranking metrics (NDCG@k, MAP, P@k micro/macro, MRR, AUC, MAUC, class AUC, pairwise accuracy)
 vectorised over queries, and `evaluate` for the key names every record uses.
 
-Definitions and conventions (letor / letor4 / trec / exp-log2): see rankbench.metrics.measures.
+Definitions and conventions (letor / letor4 / trec / exp-log2): see rankbench.metrics.measures
+and docs/metrics.md.  Every key ``evaluate`` knows is registered once, in
+rankbench.metrics.definitions (``@register_metric``, rankbench.metrics.registry).
 """
 
 from importlib import import_module
@@ -16,6 +18,7 @@ _LAZY = {
     "mean_average_precision": "measures", "mrr": "measures", "ndcg_at_k": "measures",
     "pairwise_accuracy": "measures", "precision_at_k": "measures", "r_precision": "measures",
     "RankedLists": "ranked_lists", "rank_queries": "ranked_lists",
+    "register_metric": "registry", "QueryTable": "registry",
 }
 
 __all__ = ["DEFAULT_METRICS", "METRIC_KEYS", *_LAZY]

@@ -14,7 +14,9 @@ Conventions (``convention=``); tests/test_metrics.py works an example through by
     ranks 1 and 2 undiscounted, rank ``r >= 3`` divided by ``log2(r)``; ideal DCG from the
     query's own labels; a query without relevant documents scores NDCG = AP = 0 and counts
     in the mean; equal scores keep input order (stable sort on descending score).  A query
-    with fewer than k documents gets NDCG@k over all its documents (NDCG@k = NDCG@n_q).
+    with fewer than k documents gets NDCG@k over all its documents (NDCG@k = NDCG@n_q),
+    where both scripts add 0: equal to Eval-Score-3.0.pl on every query of at least k
+    documents (all of LETOR 3.0's data; docs/metrics.md, tests/test_metrics_parity.py).
 ``"letor4"``
     ``"letor"`` plus the one quirk of Eval-Score-4.0.pl: it computes NDCG only at positions
     up to the query's size and adds nothing (0) for NDCG@k of a query with fewer than k

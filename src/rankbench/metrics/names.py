@@ -1,15 +1,13 @@
-"""The metric keys records use (``evaluate``'s names), kept apart so that config validation can
-check a metric name without importing the numba kernels."""
+"""The metric keys records use (``evaluate``'s names), read from the metric registry
+(``rankbench.metrics.registry``; the definitions are ``rankbench.metrics.definitions``), which
+imports no numba, so config validation can check a metric name cheaply."""
 
 from __future__ import annotations
 
+from rankbench.metrics.registry import default_keys, extra_keys
+
 # computed by ``evaluate`` when no list is given (and stored in every record)
-DEFAULT_METRICS: tuple[str, ...] = (
-    *(f"ndcg@{k}" for k in range(1, 11)),
-    "map", "mrr", "auc", "mauc", "pairwise_accuracy",
-    *(f"p@{k}" for k in range(1, 11)),
-    *(f"p@{k}_macro" for k in range(1, 11)),
-)
+DEFAULT_METRICS: tuple[str, ...] = default_keys()
 # computed when asked for: R-precision and MAUC over the pooled set (one ranking)
-EXTRA_METRICS: tuple[str, ...] = ("rprec", "mauc_pooled")
+EXTRA_METRICS: tuple[str, ...] = extra_keys()
 METRIC_KEYS: tuple[str, ...] = DEFAULT_METRICS + EXTRA_METRICS

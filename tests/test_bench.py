@@ -1,0 +1,143 @@
+"""`python -m rankbench.bench`: every file a run writes goes under --out (a run leaves the checkout
+and its committed results/ untouched), per-part tables carry only the columns their rows fill,
+the accuracy part repeats each solver from its config and draws the spread with the legend
+beside the axes and labelled levels, and index.html shows the targets and the figures."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankbench.bench.__main__ import _filled_tables, _write_html, _write_summary
+
+REPO = Path(__file__).resolve().parents[1]
+
+TINY = """
+repeats: 3
+tol: 1.0e-10
+levels: [1.0e-2, 1.0e-4, 1.0e-6]
+solvers: [prsvm_plus, tron_tree]
+max_iter: {default: 200}
+problems:
+  - {name: absent_set, dataset: td2003, fold: 1, C: 1.0e-3}
+  - name: tiny_letor
+    generator: make_letor_like
+    params: {n_queries: 40, docs_per_query: [8, 12], n_features: 5, n_levels: 3, seed: 0}
+    C: 1.0e-2
+"""
+
+
+def _tree_state(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _git_status() -> str:
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=REPO,
+                          capture_output=True, text=True, check=True).stdout
+
+
+def test_a_bench_run_with_out_writes_only_there(tmp_path):
+    """metrics and accuracy (tiny config) with --out: every file lands in that folder; the
+    checkout's git status and the committed results/bench are as before."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    config = tmp_path / "accuracy.yaml"
+    config.write_text(TINY)
+    out = tmp_path / "bench"
+    before, committed = _git_status(), _tree_state(REPO / "results" / "bench")
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "RANKBENCH_DATA": str(tmp_path / "no-data")}
+    done = subprocess.run([sys.executable, "-m", "rankbench.bench", "metrics", "accuracy", "--quick",
+                           "--out", str(out), "--config", f"accuracy={config}"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _git_status() == before
+    assert _tree_state(REPO / "results" / "bench") == committed
+    names = {p.name for p in out.iterdir()}
+    assert names == {"SUMMARY.md", "index.html", "metrics.json", "metrics.md", "accuracy.json",
+                     "accuracy.md", "accuracy_tiny_letor_401.png"}
+    # progress: one line per solver, and the absent data set named
+    assert "[accuracy] absent_set: td2003 not under the data root, skipped" in done.stdout
+    assert re.search(r"\[accuracy\] tiny_letor_401: prsvm_plus x3 in", done.stdout)
+    assert re.search(r"\[accuracy\] tiny_letor_401: tron_tree x3 in", done.stdout)
+    # no table of SUMMARY.md has a column that is empty or nan in every row
+    for table in re.findall(r"((?:^\|.*\|\n)+)", (out / "SUMMARY.md").read_text(), flags=re.M):
+        lines = table.strip().splitlines()
+        cols = list(zip(*[[c.strip() for c in ln.strip("|").split("|")] for ln in lines[2:]], strict=True))
+        assert all(any(v not in ("nan", "", "None") for v in col) for col in cols), lines[0]
+    page = (out / "index.html").read_text()
+    assert '<img src="accuracy_tiny_letor_401.png"' in page and "<h2 id=\"accuracy\">" in page
+
+
+def test_part_tables_group_rows_by_the_columns_they_fill():
+    rows = [{"part": "spd", "case": "a", "seconds": 1.0, "goal": 1.0, "sofia_ml_s": float("nan")},
+            {"part": "spd", "case": "b", "seconds": 2.0, "goal": None, "sofia_ml_s": 3.0},
+            {"part": "spd", "case": "c", "seconds": 4.0, "goal": 2.0, "sofia_ml_s": float("nan")}]
+    tables = _filled_tables(rows)
+    assert len(tables) == 2
+    assert tables[0].splitlines()[0] == "| case | seconds | goal |"
+    assert tables[0].count("\n") == 3  # header, rule, rows a and c
+    assert tables[1].splitlines()[0] == "| case | seconds | sofia_ml_s |"
+    assert "nan" not in "".join(tables)
+
+
+def test_accuracy_repeats_each_solver_and_draws_the_spread(tmp_path, capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from rankbench.bench import accuracy
+
+    config = tmp_path / "accuracy.yaml"
+    config.write_text(TINY)
+    rows = accuracy.run(quick=True, out=tmp_path, config=config)
+    assert [r["solver"] for r in rows] == ["prsvm_plus", "tron_tree"]
+    for r in rows:
+        assert r["repeats"] == 3 and r["figure"] == "accuracy_tiny_letor_401.png"
+        for key in ("seconds", "t_0.01", "t_1e-06"):
+            assert r[f"{key}_min"] <= r[key] <= r[f"{key}_max"]
+    out = capsys.readouterr().out
+    assert out.count("[accuracy] tiny_letor_401:") == 2
+    # the figure: legend outside the axes, each level a labelled line, a band per solver
+    from rankbench.bench.accuracy import _spread, figure
+
+    t = np.array([0.1, 0.2, 0.3])
+    f = np.array([2.0, 1.1, 1.0])
+    spreads = {"a": _spread([(t, f), (t * 2, f), (t * 3, f)]), "b": _spread([(t, f), (t, f), (t, f)])}
+    fig = figure("p", spreads, 1.0, [1e-2, 1e-4], tmp_path / "p.png")
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend = ax.get_legend().get_window_extent(renderer)
+    assert not legend.overlaps(ax.get_window_extent(renderer))
+    assert {tx.get_text() for tx in ax.texts} == {"0.01", "0.0001"}
+    np.testing.assert_allclose(spreads["a"][0], 2 * t)  # median of 1x, 2x, 3x
+    np.testing.assert_allclose(spreads["a"][2], 3 * t)
+    assert len(ax.collections) == 2  # one shaded band per solver
+    with pytest.raises(ValueError, match="repeats must be at least 3"):
+        config.write_text(TINY.replace("repeats: 3", "repeats: 1"))
+        accuracy.load_config(config)
+
+
+def test_index_html_has_the_targets_table_and_each_parts_figures(tmp_path):
+    rows = [{"part": "accuracy", "case": "x", "target": "tree Hv per read of X", "measured": 2.0,
+             "reference": "one read", "reference_value": 1.0, "ratio": 2.0, "goal": 2.5,
+             "higher_is_better": False, "met": True}]
+    (tmp_path / "accuracy.json").write_text(json.dumps({"meta": {}, "rows": rows}))
+    (tmp_path / "accuracy.md").write_text("## accuracy\n\nrun line\n\n" + "\n\n".join(_filled_tables(rows)) + "\n")
+    (tmp_path / "accuracy_p.png").write_bytes(b"\x89PNG")
+    _write_summary(tmp_path)
+    _write_html(tmp_path)
+    page = (tmp_path / "index.html").read_text()
+    assert "<h2 id=\"Targets\">Targets</h2>" in page
+    assert "<td>tree Hv per read of X</td>" in page and "<td>≤ 2.5</td>" in page
+    assert page.index('<h2 id="accuracy">') < page.index('<img src="accuracy_p.png"')
