@@ -3,13 +3,14 @@
     rankbench dataset=ohsumed solver=prsvm_plus solver.C=1e-4          # one job, 5 folds
     rankbench -m dataset=ohsumed solver=prsvm_plus solver.log10_C='range(-6,1)'
     rankbench results --select                                          # model selection
+    rankbench data list                                                 # the data sets: where, sums
 """
 
 from __future__ import annotations
 
 import sys
 
-SUBCOMMANDS = ("results",)
+SUBCOMMANDS = ("results", "data")
 
 
 def _terminate(signum, frame) -> None:
@@ -26,6 +27,10 @@ def main(argv: list[str] | None = None) -> int | None:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
     args = sys.argv[1:] if argv is None else list(argv)
+    if args and args[0] == "data":  # the data sets: list, check, fetch, shard ...
+        from rankbench.data.__main__ import main as data_main
+
+        return data_main(args[1:])
     if args and args[0] == "results":
         from rankbench.cli import results_main
 
