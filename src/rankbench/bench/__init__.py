@@ -1,4 +1,7 @@
-"""Benchmarks behind `make bench`: each module `rankbench.bench.<part>` defines `run(quick)`."""
+"""Benchmarks behind `make bench`: each part is a function ``run(quick, [out], [config]) -> rows``
+registered in ``PARTS`` by its module (``@PARTS.register("<part>")``): a new part is one new
+file."""
 
-PARTS = ("data", "metrics", "ranksvm", "spd", "lambdamart", "accuracy", "peers", "shards", "startup",
-         "targets")
+from rankbench.plugins import Registry
+
+PARTS = Registry("benchmark part", ("rankbench.bench",))

@@ -17,7 +17,6 @@ import argparse
 import json
 import platform
 import sys
-from importlib import import_module
 from pathlib import Path
 
 from rankbench.bench import PARTS
@@ -29,7 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the named benchmark parts (all by default); write results/bench/<part>.json and .md,
     then SUMMARY.md from every part's latest .md plus one table of the targets (rows with a goal)."""
     ap = argparse.ArgumentParser(prog="python -m rankbench.bench")
-    ap.add_argument("parts", nargs="*", default=list(PARTS), help=f"subset of {PARTS}")
+    parts = PARTS.names()
+    ap.add_argument("parts", nargs="*", default=parts, help=f"subset of {', '.join(parts)}")
     ap.add_argument("--quick", action="store_true", help="small sizes only")
     ap.add_argument("--out", default=DEFAULT_OUT,
                     help=f"folder for every file the run writes (default {DEFAULT_OUT}, not "
@@ -40,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     configs = {}
     for item in args.config:
         part, sep, path = item.partition("=")
-        if not sep or part not in PARTS:
-            ap.error(f"--config takes PART=PATH with PART one of {', '.join(PARTS)}, got {item!r}")
+        if not sep or part not in parts:
+            ap.error(f"--config takes PART=PATH with PART one of {', '.join(parts)}, got {item!r}")
         configs[part] = path
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -55,19 +55,13 @@ def main(argv: list[str] | None = None) -> int:
 
     info = machine_info()
     for part in args.parts:
-        if part not in PARTS:
-            ap.error(f"unknown benchmark part {part!r}; known: {', '.join(PARTS)}")
+        if part not in parts:
+            ap.error(f"unknown benchmark part {part!r}; known: {', '.join(parts)}")
     for part in args.parts:
-        try:
-            mod = import_module(f"rankbench.bench.{part}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"rankbench.bench.{part}":
-                print(f"[{part}] not built yet: skipped")
-                continue
-            raise
+        run = PARTS.get(part)
         started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         load0 = os.getloadavg()[0]
-        params = inspect.signature(mod.run).parameters
+        params = inspect.signature(run).parameters
         kwargs = {"quick": args.quick}
         if "out" in params:
             kwargs["out"] = out
@@ -75,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             kwargs["config"] = configs.pop(part, None)
         elif part in configs:
             ap.error(f"part {part} reads no config")
-        rows = mod.run(**kwargs)
+        rows = run(**kwargs)
         meta = {"machine": platform.node(), "processor": platform.processor(),
                 "python": sys.version.split()[0], "quick": args.quick, "commit": git_commit(),
                 "started": started}
@@ -113,7 +107,7 @@ def _write_summary(out: Path) -> None:
     """SUMMARY.md: every part's latest section (its own run, commit and load) and, first, the
     targets of every part's latest JSON rows (the JSON stays uncommitted; the .md is the record)."""
     sections, targets = [], []
-    for part in PARTS:
+    for part in PARTS.names():
         md = out / f"{part}.md"
         if md.exists():
             sections.append(md.read_text())

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from rankbench.bench import PARTS
 from rankbench.estimators.ranksvm import RankSVM, warm_up_kernels
 
 MIN_REPEATS = 3
@@ -132,6 +133,7 @@ def figure(problem: str, spreads: dict, f_best: float, levels, path: Path):
     return fig
 
 
+@PARTS.register("accuracy")
 def run(quick: bool = False, out: Path | str = Path("results/_scratch/bench"),
         config: Path | str | None = None) -> list[dict]:
     """Rows: per problem x solver, median / fastest / slowest time to each level over the

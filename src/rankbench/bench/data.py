@@ -17,6 +17,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from rankbench.bench import PARTS
 from rankbench.data.letor import decompress_file, parse_letor_bytes, read_letor
 from rankbench.data.registry import DatasetNotFound, data_root, letor_split_path
 from rankbench.data.synthetic import RCV1_N_BIG, make_letor_like, make_rcv1_like
@@ -218,6 +219,7 @@ def sparse_read_rows(n_docs: int, nnz: int = 75, repeat: int = 3, decimals: int 
     return rows
 
 
+@PARTS.register("data")
 def run(quick: bool = False) -> list[dict[str, Any]]:
     """Parse times of OHSUMED / MQ2008 Fold1 train (no cache and cached), a generated sparse file
     against LIBLINEAR's reader (1e5 documents quick, 1e6 full: ~1 GB), and generator times."""

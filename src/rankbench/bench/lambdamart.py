@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import time
 
+from rankbench.bench import PARTS
+
 TREES = {"learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 20, "ndcg_at": 10}
 TARGET_RATIO = 1.1  # issue 14: ours / LightGBM lambdarank per round
 
@@ -31,6 +33,7 @@ def _training_data():
                 "synthetic stand-in for mq2008/Fold1")
 
 
+@PARTS.register("lambdamart")
 def run(quick: bool = False) -> list[dict]:
     """One row per solver and thread count: seconds per round (min over repeats), ratio to native."""
     from rankbench.estimators.lambdamart import LambdaMART, LightGBMLambdaRank

@@ -6,9 +6,11 @@ import time
 
 import numpy as np
 
+from rankbench.bench import PARTS
 from rankbench.metrics import evaluate
 
 
+@PARTS.register("metrics")
 def run(quick: bool = False) -> list[dict]:
     """Time evaluate() on one big query, a LETOR-sized set, and many interleaved queries."""
     rng = np.random.default_rng(0)

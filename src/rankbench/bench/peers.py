@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rankbench.bench import PARTS
 from rankbench.peers import built
 
 PART = "peers"
@@ -163,6 +164,7 @@ def svmlight_rows(quick: bool, repeats: int = 1) -> list[dict]:
     return rows
 
 
+@PARTS.register("peers")
 def run(quick: bool = False) -> list[dict]:
     """Every peer row (quick: a small synthetic problem, 1e5 SPD steps, one SVM-light C)."""
     from rankbench.estimators.ranksvm import warm_up_kernels

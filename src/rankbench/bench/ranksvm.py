@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from rankbench.bench import PARTS
 from rankbench.estimators.ranksvm import RankSVM, warm_up_kernels
 from rankbench.objective import count_pairs, make_oracle
 
@@ -292,6 +293,7 @@ def oracle_rows(quick: bool) -> list[dict]:
     return rows
 
 
+@PARTS.register("ranksvm")
 def run(quick: bool = False) -> list[dict]:
     """All RankSVM benchmark rows (quick: OHSUMED folds, MQ2008 fold 1, n <= 19,200)."""
     compile_s = warm_up_kernels()

@@ -12,6 +12,7 @@ import os
 
 import numpy as np
 
+from rankbench.bench import PARTS
 from rankbench.bench.ranksvm import _time_min  # the one min-of-repeats timer
 
 PART = "shards"
@@ -29,6 +30,7 @@ def _measure(oracle, w, v, repeats: int) -> tuple[float, float, np.ndarray]:
     return hv_s, fg_s, hv
 
 
+@PARTS.register("shards")
 def run(quick: bool = False) -> list[dict]:
     """Rows: one for the in-process tree oracle, one per shard count (module docstring)."""
     from threadpoolctl import threadpool_limits

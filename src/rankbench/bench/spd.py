@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from rankbench.bench import PARTS
 from rankbench.estimators.spd import SPDRanker
 from rankbench.optim.samplers import build_pair_index
 from rankbench.optim.spd import SPDState, prepare_X, run_segment
@@ -222,6 +223,7 @@ def optimum_rows(quick: bool) -> list[dict]:
     return rows
 
 
+@PARTS.register("spd")
 def run(quick: bool = False) -> list[dict]:
     """All SPD benchmark rows (see the module docstring)."""
     rows = target_rows(quick)

@@ -20,6 +20,7 @@ import tempfile
 import time
 from typing import Any
 
+from rankbench.bench import PARTS
 from rankbench.data.registry import DatasetNotFound, data_root, letor_split_path
 
 PART = "startup"
@@ -51,6 +52,7 @@ def _row(case: str, seconds: float | None, target: float | None = None, **extra:
     return {**row, **extra}
 
 
+@PARTS.register("startup")
 def run(quick: bool = False) -> list[dict[str, Any]]:
     """Rows of the start-up benchmark (module docstring)."""
     repeat = 3 if quick else 7

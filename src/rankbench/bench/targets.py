@@ -38,6 +38,7 @@ import tracemalloc
 import numpy as np
 import scipy.sparse as sp
 
+from rankbench.bench import PARTS
 from rankbench.bench.ranksvm import _time_min as _tmin  # noqa: E402 - the one min-of-repeats timer
 
 
@@ -377,6 +378,7 @@ def lambdamart_target_rows(quick: bool) -> list[dict]:
     return out
 
 
+@PARTS.register("targets")
 def run(quick: bool = False) -> list[dict]:
     """Every target's rows; a group that fails gives one row with its error and the others still
     run (a long bench loses nothing already measured)."""
