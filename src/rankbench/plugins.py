@@ -119,6 +119,9 @@ class Registry(Generic[T]):
                              f"{', '.join(known) or '(none)'}")
         return items[name]
 
+    def __getitem__(self, name: str) -> T:
+        return self.get(name)
+
     def __contains__(self, name: object) -> bool:
         return name in self.items()
 

@@ -31,7 +31,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from rankbench.plugins import import_submodules
+from rankbench.plugins import Registry
 
 FAMILIES = ("piecewise", "smooth")
 
@@ -180,17 +180,14 @@ HUBER = PiecewiseLoss("huber", (Piece(1.0, 0.0, 2), Piece(-1.0, -1.0, 2)),
                       "max(0, 1 - t)^2 - max(0, -t)^2 (Chapelle & Keerthi sect. 4.1)")
 HINGE = PiecewiseLoss("hinge", (Piece(1.0, 0.0, 1),), "max(0, 1 - t) (L1-loss RankSVM, Joachims 2006)")
 
-LOSSES: dict[str, PairLoss] = {}
+LOSSES: Registry[PairLoss] = Registry("loss", ("rankbench.objective",))
 
 
 def register_loss(loss: PairLoss) -> PairLoss:
     """Add ``loss`` to ``LOSSES`` under its name; ValueError when another loss has that name."""
     if loss.family not in FAMILIES:
         raise ValueError(f"loss {loss.name!r}: unknown family {loss.family!r}; expected one of {FAMILIES}")
-    if LOSSES.get(loss.name, loss) is not loss:
-        raise ValueError(f"loss {loss.name!r} registered twice")
-    LOSSES[loss.name] = loss
-    return loss
+    return LOSSES.add(loss.name, loss)
 
 
 for _loss in (SQUARED_HINGE, HINGE, HUBER):
@@ -198,18 +195,18 @@ for _loss in (SQUARED_HINGE, HINGE, HUBER):
 
 
 def loss_names() -> list[str]:
-    """Names of every registered loss (the modules of rankbench.objective imported first)."""
-    import_submodules("rankbench.objective")
-    return list(LOSSES)
+    """Names of every registered loss (the modules of rankbench.objective imported first), in
+    the order they were registered."""
+    return list(LOSSES.items())
 
 
 def get_loss(loss: str | PairLoss) -> PairLoss:
     """The loss object for a name of ``LOSSES`` (or ``loss`` itself); ValueError naming the known ones."""
     if isinstance(loss, PairLoss):
         return loss
-    names = loss_names()
     if not isinstance(loss, str) or loss not in LOSSES:
-        raise ValueError(f"unknown loss {loss!r}; expected one of {', '.join(names)} or a PairLoss")
+        raise ValueError(f"unknown loss {loss!r}; expected one of {', '.join(loss_names())} or a "
+                         "PairLoss")
     return LOSSES[loss]
 
 
