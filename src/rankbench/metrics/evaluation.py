@@ -95,6 +95,11 @@ class _PerQuery:
             correct, tied, total = self._get("pairs")
             n = int(total.sum())
             return float((correct.sum() + 0.5 * tied.sum()) / n) if n else float("nan")
+        _, family, _ = next(p for p in self.parsed if p[0] == key)
+        if family in ("auc", "mauc"):  # undefined on a query of one class: counted in a warning
+            return m.mean_defined(self.values(key), key,
+                                  m.ONE_CLASS if family == "auc" else m.ONE_LABEL, stacklevel=5)
+        # NaN elsewhere only marks a query skip_no_relevant asked to leave out
         return m.mean_defined(self.values(key))
 
 
