@@ -216,7 +216,7 @@ def test_cache_round_trip_dense_and_sparse(tmp_path):
         first = read_letor(p, sparse=sparse, cache=cache_dir)
         key = cache_key(p.read_bytes(), {"null_policy": "error", "sparse": sparse,
                                          "n_features": None, "max_features": 2**24,
-                                         "max_label": 1023},
+                                         "max_label": 65535},
                         reader_fingerprint())
         assert ParseCache(cache_dir).path(key).is_file()
         second = read_letor(p, sparse=sparse, cache=cache_dir)

@@ -155,30 +155,33 @@ def test_a_label_above_max_label_is_refused_naming_file_line_and_the_override(tm
     with pytest.raises(ValueError) as err:
         read_letor(p, cache=False)
     msg = str(err.value)
-    assert msg.startswith(f"{p}, line 2: label 1000000000 is above max_label=1023")
+    assert msg.startswith(f"{p}, line 2: label 1000000000 is above max_label=65535")
     assert "max_label=None" in msg and "load_fold" in msg
     assert read_letor(p, max_label=None, cache=False).y.tolist() == [0, 10**9, 2]
     assert read_letor(p, max_label=10**9, cache=False).n_docs == 3
-    assert read_letor(_write(tmp_path / "top.txt", b"1023 qid:1 1:1\n0 qid:1 1:0\n"), cache=False).y[0] == 1023
+    top = _write(tmp_path / "top.txt", b"65535 qid:1 1:1\n0 qid:1 1:0\n")  # the limit itself is a level
+    assert read_letor(top, cache=False).y[0] == 65535
+    with pytest.raises(ValueError, match="line 1: label 65535 is above max_label=1023"):
+        read_letor(top, max_label=1023, cache=False)
     with pytest.raises(ValueError, match="max_label must be a non-negative integer or None"):
         read_letor(p, max_label=-1, cache=False)
 
 
 def test_a_cached_entry_does_not_bypass_the_label_limit(tmp_path):
-    p = _write(tmp_path / "big.txt", b"1100 qid:1 1:0.5\n0 qid:1 1:0.25\n")
+    p = _write(tmp_path / "big.txt", b"70000 qid:1 1:0.5\n0 qid:1 1:0.25\n")
     cache = tmp_path / "c"
-    assert read_letor(p, max_label=None, cache=cache).y[0] == 1100
-    with pytest.raises(ValueError, match="line 1: label 1100 is above max_label=1023"):
+    assert read_letor(p, max_label=None, cache=cache).y[0] == 70000
+    with pytest.raises(ValueError, match="line 1: label 70000 is above max_label=65535"):
         read_letor(p, cache=cache)
 
 
 def test_load_fold_refuses_a_label_above_max_label_and_takes_the_override(tmp_path):
     d = tmp_path / "MQ2008" / "Fold1"
     for split in ("train", "vali", "test"):
-        _write(d / f"{split}.txt", b"1 qid:1 1:0.5\n0 qid:1 1:0.25\n1100 qid:2 2:1\n0 qid:2 2:0\n")
-    with pytest.raises(ValueError, match=r"train\.txt, line 3: label 1100 is above max_label=1023"):
+        _write(d / f"{split}.txt", b"1 qid:1 1:0.5\n0 qid:1 1:0.25\n1e6 qid:2 2:1\n0 qid:2 2:0\n")
+    with pytest.raises(ValueError, match=r"train\.txt, line 3: label 1000000 is above max_label=65535"):
         load_fold("mq2008", 1, "train", root=tmp_path)
-    assert load_fold("mq2008", 1, "train", root=tmp_path, max_label=None).y.max() == 1100
+    assert load_fold("mq2008", 1, "train", root=tmp_path, max_label=None).y.max() == 10**6
 
 
 def _toy(n_queries=3, per=4, seed=0):
@@ -233,10 +236,10 @@ def test_labels_above_the_maximum_are_refused_by_fit():
 
     X, y, qid = _toy()
     y = y.copy()
-    y[4] = 1100
+    y[4] = 10**9
     for est in (RankSVM(C=1.0), SPDRanker(n_iter=50), AUCSVM(C=1.0)):
-        with pytest.raises(ValueError, match=r"label 1100 \(row 4\) is above the largest relevance "
-                                             r"level accepted, 1023 .*np\.unique\(y, return_inverse=True\)"):
+        with pytest.raises(ValueError, match=r"label 1000000000 \(row 4\) is above the largest relevance "
+                                             r"level accepted, 65535 .*np\.unique\(y, return_inverse=True\)"):
             est.fit(X, y, qid)
 
 

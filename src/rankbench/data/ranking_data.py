@@ -14,10 +14,12 @@ from rankbench.data.row_order import canonical_order, group_by_query
 ArrayOrCSR = np.ndarray | sp.csr_matrix
 
 # Largest relevance label accepted by default (the reader, RankingData.from_arrays and so every
-# estimator's fit): 2**1023 is the largest power of two a float64 holds, so NDCG's gain
-# 2**r - 1 stays finite; LETOR-style sets use 0-4.  A larger label is a typo (``1e9 qid:1``)
-# or a column of scores read as labels.  docs/datasets.md.
-MAX_LABEL = 1023
+# estimator's fit).  Graded sets use 0-4, but LETOR 4.0's listwise sets (MQ2007-list,
+# MQ2008-list, registered here) label each document by its place in a permutation of its
+# query's documents, so their levels run into the thousands: 2**16 - 1 admits them with room
+# and refuses a typo (``1e9 qid:1``) or a column of scores read as labels.  NDCG is defined
+# for any label (rankbench.metrics scales large exponential gains).  docs/datasets.md.
+MAX_LABEL = 65535
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,9 +220,9 @@ def check_ranking_arrays(X: Any, y: Any, qid: Any = None, *, copy: bool = False,
         row = int(np.argmax(y > max_label))
         raise ValueError(
             f"label {int(y[row])} (row {row}) is above the largest relevance level accepted, "
-            f"{max_label} (rankbench.data.ranking_data.MAX_LABEL: NDCG's gain 2**r - 1 overflows "
-            "float64 beyond it; LETOR-style sets use 0-4); if these are ranks or scores, map them "
-            "to levels first, e.g. np.unique(y, return_inverse=True)[1]")
+            f"{max_label} (rankbench.data.MAX_LABEL; LETOR-style sets use 0-4, the listwise sets "
+            "a few thousand): a typo, or scores used as labels? Map them to levels first, e.g. "
+            "np.unique(y, return_inverse=True)[1]")
     qid = np.zeros(n, dtype=np.int64) if qid is None else check_qid(qid, n)
     return X, y, qid
 

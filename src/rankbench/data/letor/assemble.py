@@ -59,7 +59,8 @@ def _check_label_limit(labels: np.ndarray, lines: np.ndarray, path, max_label: i
     row = int(np.argmax(labels > max_label))
     raise ValueError(
         f"{path}, line {int(lines[row])}: label {int(labels[row])} is above max_label={max_label} "
-        "(relevance levels of LETOR-style data are 0-4; a typo, or a column of scores?); if the "
+        "(relevance levels of LETOR-style data are 0-4, the listwise sets' permutation ranks "
+        "a few thousand; a typo, or a column of scores?); if the "
         "data really has such levels, pass max_label=None or a larger limit to read_letor / load_fold")
 
 

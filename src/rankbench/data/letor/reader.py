@@ -144,7 +144,7 @@ def read_letor(
     data set share a width.  Without it the width is the largest index, which must
     not exceed ``max_features`` (default 2**24: a stray ``1000000000:0.5`` is an error
     naming its line instead of a model that exhausts memory; None lifts the limit).
-    Labels above ``max_label`` (default ``MAX_LABEL`` = 1023, see docs/datasets.md) are
+    Labels above ``max_label`` (default ``MAX_LABEL`` = 65535, see docs/datasets.md) are
     refused naming the line: a typo such as ``1e9 qid:1`` or a column of scores read as
     labels; None lifts the limit.
 
