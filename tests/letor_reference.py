@@ -58,8 +58,8 @@ def reference_read(path: str | Path, **kw) -> tuple[Any, np.ndarray, np.ndarray,
     return reference_parse_bytes(decompress_file(path), Path(path), **kw)
 
 
-
-@numba.njit(cache=True)
+# not cached: numba's cache would not see an edit of the scanner kernels this one calls
+@numba.njit(cache=False)
 def tokenize_letor(buf, pow10, labels, qids, lines, docid_span, row_ptr, idx, val, kind):
     """Tokenize a LETOR/SVMlight byte buffer in one O(len(buf)) pass into the given arrays.
 

@@ -18,7 +18,13 @@ import scipy.sparse as sp
 
 from conftest import require_dataset
 from letor_reference import reference_parse_bytes, reference_read
-from rankbench.data.letor import parse_letor_bytes, parse_letor_file, read_letor, streaming
+from rankbench.data.letor import (
+    parse_letor_bytes,
+    parse_letor_file,
+    read_letor,
+    scanning,
+    streaming,
+)
 
 _DOCID = re.compile(r"(?<![^ \t])docid[ \t]*=[ \t]*([^ \t]+)", re.IGNORECASE)
 
@@ -372,10 +378,10 @@ def test_count_pass_gives_the_rows_and_tokens_of_plain_python(seed):
     rng = np.random.default_rng(100 + seed)
     raw = random_file(rng, n_lines=int(rng.integers(0, 30)), crlf=seed % 3 == 0)
     feats = reference_parse(raw)[0]
-    rows, toks, lone_cr = streaming.count_letor(np.frombuffer(raw, np.uint8), streaming._COUNT_CLASS)
+    rows, toks, lone_cr = scanning.count_letor(np.frombuffer(raw, np.uint8), scanning._COUNT_CLASS)
     assert (rows, toks, lone_cr) == (len(feats), sum(len(r) for r in feats), False)
     cr = raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r", 1)
-    assert streaming.count_letor(np.frombuffer(cr, np.uint8), streaming._COUNT_CLASS)[2] == (b"\r" in cr)
+    assert scanning.count_letor(np.frombuffer(cr, np.uint8), scanning._COUNT_CLASS)[2] == (b"\r" in cr)
 
 
 @pytest.mark.parametrize("room", [1, 2, 50])

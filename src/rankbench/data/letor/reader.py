@@ -86,9 +86,6 @@ def has_lone_cr(data: bytes) -> bool:
     return bool(after[-1] == buf.shape[0] or np.any(buf[after[after < buf.shape[0]]] != 10))
 
 
-
-
-
 def parse_letor_file(
     path: str | Path,
     *,

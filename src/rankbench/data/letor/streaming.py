@@ -1,9 +1,9 @@
 """The streaming engine: two passes over a file in blocks, the CSR arrays allocated once.
 
-``count_letor`` counts the rows and ``index:value`` tokens of each block of about 4 MiB
-(each ends after a LF), the arrays (int32 0-based indices, float64 values) are allocated
-once at that size, and ``fill_letor`` fills them reading each byte once on the common path;
-an uncompressed file is read from disk twice and never held whole.  Numbers the scanner's
+The scanner's ``count_letor`` counts the rows and ``index:value`` tokens of each block of
+about 4 MiB (each ends after a LF), the arrays (int32 0-based indices, float64 values) are
+allocated once at that size, and its ``fill_letor`` fills them reading each byte once on the
+common path; an uncompressed file is read from disk twice and never held whole.  Numbers the scanner's
 exact fast path cannot convert (very long mantissas such as the 17 digits of ``repr``,
 large exponents) are converted per block by NumPy's correctly rounded bytes-to-float64
 cast, which equals Python's ``float`` (the tests compare bit for bit).
@@ -13,234 +13,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numba
 import numpy as np
 
 from rankbench.data.letor.docids import docid_finish, docid_raw
 from rankbench.data.letor.errors import line_error
 from rankbench.data.letor.parsed import Parsed, row_of
 from rankbench.data.letor.scanning import (
+    _COUNT_CLASS,
+    _ERR_CHANGED,
+    _SLOW_FULL,
     BOM,
-    ERR_INDEX,
-    ERR_LABEL,
-    ERR_QID,
-    ERR_TOKEN,
-    ERR_VALUE,
     POW10,
-    docid_value,
-    exact_float,
+    count_letor,
+    fill_letor,
     gather_spans,
-    integer_label,
-    is_stop,
-    is_ws,
-    plain_integer,
-    scan_number,
-    scan_number_from,
 )
 
-_ERR_CHANGED = 6  # more rows or tokens than the counting pass found (the file changed)
-_SLOW_FULL = 7  # slow_span is full: the caller gives a larger one and runs the block again
 _SLOW_SPANS = 4096  # room for numbers left to Python's rules in a block, before the first overflow
 STREAM_BLOCK = 1 << 22  # bytes per block of the streaming engine (a block ends after a LF)
-
-
-# count_letor's byte table: 1 for ':', 2 for the bytes that need a look (LF, '#', CR), 0 else
-_COUNT_CLASS = np.zeros(256, dtype=np.uint8)
-_COUNT_CLASS[58] = 1
-_COUNT_CLASS[[10, 35, 13]] = 2
-
-
-@numba.njit(cache=True)
-def _has_content(buf, a, b):
-    """Whether buf[a:b] holds a byte that is not blank."""
-    for j in range(a, b):
-        if not is_ws(buf[j]):
-            return True
-    return False
-
-
-@numba.njit(cache=True)
-def count_letor(buf, cls):
-    """(rows, tokens, lone_cr) of a LETOR byte block in one pass; ``cls`` is ``_COUNT_CLASS``. O(len(buf)).
-
-    rows: lines with a non-blank byte before any ``#``; tokens: per such line the ``:``
-    before the ``#`` minus one (the qid's), at least 0 -- exact for well-formed lines and
-    never below what ``fill_letor`` writes for a line; lone_cr: a CR not followed by LF.
-    The common byte costs one table look-up and an add; a line without ':' (blank,
-    comment-only or malformed) is re-read to see whether it holds anything.
-    """
-    n = buf.shape[0]
-    rows = 0
-    toks = 0
-    lone_cr = False
-    colons = 0
-    start = 0  # the current line's first byte
-    i = 0
-    while i < n:
-        v = cls[buf[i]]
-        if v != 2:
-            colons += v
-            i += 1
-            continue
-        c = buf[i]
-        if c == 13:  # CR: blank unless alone
-            if i + 1 >= n or buf[i + 1] != 10:
-                lone_cr = True
-            i += 1
-            continue
-        cend = i
-        if c == 35:  # '#': skip the comment up to its LF
-            while i + 1 < n and buf[i + 1] != 10:
-                i += 1
-                if buf[i] == 13 and (i + 1 >= n or buf[i + 1] != 10):
-                    lone_cr = True
-            i += 1
-        if colons > 0:  # the line start:cend ends at buf[i] (LF) or at the end of the block
-            rows += 1
-            toks += colons - 1
-        elif _has_content(buf, start, cend):
-            rows += 1
-        colons = 0
-        i += 1
-        start = i
-    if start < n:  # a last line without LF
-        if colons > 0:
-            rows += 1
-            toks += colons - 1
-        elif _has_content(buf, start, n):
-            rows += 1
-    return rows, toks, lone_cr
-
-
-@numba.njit(cache=True)
-def fill_letor(buf, pow10, line, row, t, labels, qids, lines, docid_span, row_ptr, idx, val, slow_span):
-    """Tokenize one LETOR byte block into the preallocated CSR arrays, from row ``row`` and token ``t``.
-
-    Reads each byte once on the common path (``index:value`` with a plain index and a plain
-    decimal); any other token goes through the general token rules (the reference reader
-    of the tests, tests/letor_reference.py, applies the same rules to a whole buffer).
-    Indices are stored 0-based (the CSR's), a NULL value as NaN and a number the exact fast path cannot convert as +inf
-    with its byte span in ``slow_span`` (the caller converts those as Python's float
-    does); ``line`` is the number of lines before the block and ``docid_span`` is
-    indexed by the block's own rows.
-    Returns (status, bad_line, row, t, line, unsorted, n_null, n_slow).  O(len(buf)).
-    """
-    n = buf.shape[0]
-    r0 = row
-    max_rows = labels.shape[0]
-    max_tok = idx.shape[0]
-    unsorted = False
-    n_null = 0
-    n_slow = 0
-    i = 0
-    while i < n:
-        line += 1
-        while i < n and is_ws(buf[i]):
-            i += 1
-        if i >= n or buf[i] == 10 or buf[i] == 35:  # blank or comment-only line
-            while i < n and buf[i] != 10:
-                i += 1
-            i += 1
-            continue
-        if row >= max_rows or row - r0 >= docid_span.shape[0]:
-            return _ERR_CHANGED, line, row, t, line, unsorted, n_null, n_slow
-        a = i
-        while i < n and not is_stop(buf[i]):
-            i += 1
-        lab_ok, lab = integer_label(buf, a, i)
-        if not lab_ok:
-            return ERR_LABEL, line, row, t, line, unsorted, n_null, n_slow
-        labels[row] = lab
-        while i < n and is_ws(buf[i]):
-            i += 1
-        if not (i + 4 <= n and buf[i] == 113 and buf[i + 1] == 105 and buf[i + 2] == 100
-                and buf[i + 3] == 58):  # 'qid:'
-            return ERR_QID, line, row, t, line, unsorted, n_null, n_slow
-        i += 4
-        a = i
-        while i < n and not is_stop(buf[i]):
-            i += 1
-        q_ok, q = plain_integer(buf, a, i, True, 18)
-        if not q_ok:
-            return ERR_QID, line, row, t, line, unsorted, n_null, n_slow
-        qids[row] = q
-        lines[row] = line
-        prev = np.int64(0)
-        while True:
-            while i < n and is_ws(buf[i]):
-                i += 1
-            if i >= n or buf[i] == 10 or buf[i] == 35:
-                break
-            a = i
-            k = np.int64(0)
-            v = 0.0
-            while i < n and 48 <= buf[i] <= 57 and i - a < 11:
-                k = k * 10 + (buf[i] - 48)
-                i += 1
-            done = False
-            if 0 < i - a <= 10 and i < n and buf[i] == 58 and 0 < k <= 2147483647:
-                st, m, e, neg, j = scan_number_from(buf, i + 1, n)
-                if st != 1 and (j >= n or is_stop(buf[j])):
-                    ok = False
-                    if st == 0:
-                        ok, v = exact_float(m, e, neg, pow10)
-                    if not ok:
-                        if n_slow >= slow_span.shape[0]:
-                            return _SLOW_FULL, line, row, t, line, unsorted, n_null, n_slow
-                        slow_span[n_slow, 0], slow_span[n_slow, 1] = i + 1, j
-                        v = np.inf
-                        n_slow += 1
-                    i = j
-                    done = True
-            if not done:  # the general token rules
-                i = a
-                colon = -1
-                while i < n and not is_stop(buf[i]):
-                    if buf[i] == 58 and colon < 0:
-                        colon = i
-                    i += 1
-                if colon <= a or colon == i - 1:
-                    return ERR_TOKEN, line, row, t, line, unsorted, n_null, n_slow
-                k_ok, k = plain_integer(buf, a, colon, False, 10)
-                if not k_ok or k <= 0 or k > 2147483647:
-                    return ERR_INDEX, line, row, t, line, unsorted, n_null, n_slow
-                vb = colon + 1
-                if (i - vb == 4 and (buf[vb] | 32) == 110 and (buf[vb + 1] | 32) == 117
-                        and (buf[vb + 2] | 32) == 108 and (buf[vb + 3] | 32) == 108):  # NULL
-                    v = np.nan
-                    n_null += 1
-                else:
-                    st, m, e, neg = scan_number(buf, vb, i)
-                    if st == 1:
-                        return ERR_VALUE, line, row, t, line, unsorted, n_null, n_slow
-                    ok = False
-                    if st == 0:
-                        ok, v = exact_float(m, e, neg, pow10)
-                    if not ok:
-                        if n_slow >= slow_span.shape[0]:
-                            return _SLOW_FULL, line, row, t, line, unsorted, n_null, n_slow
-                        slow_span[n_slow, 0], slow_span[n_slow, 1] = vb, i
-                        v = np.inf
-                        n_slow += 1
-            if t >= max_tok:
-                return _ERR_CHANGED, line, row, t, line, unsorted, n_null, n_slow
-            val[t] = v
-            if k <= prev:
-                unsorted = True
-            prev = k
-            idx[t] = k - 1
-            t += 1
-        a = i
-        while i < n and buf[i] != 10:
-            i += 1
-        if a < i and buf[a] == 35:  # a comment: its docid
-            docid_span[row - r0, 0], docid_span[row - r0, 1] = docid_value(buf, a + 1, i)
-        else:
-            docid_span[row - r0, 0], docid_span[row - r0, 1] = -1, -1
-        i += 1
-        row += 1
-        row_ptr[row] = t
-    return 0, 0, row, t, line, unsorted, n_null, n_slow
 
 
 class LoneCR(Exception):
