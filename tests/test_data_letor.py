@@ -215,7 +215,8 @@ def test_cache_round_trip_dense_and_sparse(tmp_path):
         p = write(tmp_path / "f.txt", text)
         first = read_letor(p, sparse=sparse, cache=cache_dir)
         key = cache_key(p.read_bytes(), {"null_policy": "error", "sparse": sparse,
-                                         "n_features": None, "max_features": 2**24},
+                                         "n_features": None, "max_features": 2**24,
+                                         "max_label": 65535},
                         reader_fingerprint())
         assert ParseCache(cache_dir).path(key).is_file()
         second = read_letor(p, sparse=sparse, cache=cache_dir)
@@ -319,12 +320,23 @@ def test_errors_in_compressed_crlf_files_name_the_line(tmp_path, compress):
 
 
 def test_cache_entries_are_retired_when_the_reader_changes(tmp_path, monkeypatch):
-    from rankbench.data import letor as letor_mod
+    from pathlib import Path
 
+    from rankbench.data import cache as cache_mod
+    from rankbench.data.letor import reader as letor_reader
+
+    # every module of the reader package is fingerprinted, whichever job it does
+    seen = []
+    monkeypatch.setattr(cache_mod, "source_fingerprint", lambda *paths: seen.extend(paths) or "x")
+    letor_reader.reader_fingerprint()
+    package = Path(letor_reader.__file__).parent
+    assert len(list(package.glob("*.py"))) >= 10
+    assert {Path(p) for p in seen} >= set(package.glob("*.py"))
+    monkeypatch.undo()
     cache_dir = tmp_path / "c"
     p = write(tmp_path / "f.txt", SAMPLE)
     read_letor(p, cache=cache_dir)
-    monkeypatch.setattr(letor_mod, "reader_fingerprint", lambda: "an edited parser")
+    monkeypatch.setattr(letor_reader, "reader_fingerprint", lambda: "an edited parser")
     read_letor(p, cache=cache_dir)
     assert len(list((cache_dir / "parsed").glob("*.npz"))) == 2
 

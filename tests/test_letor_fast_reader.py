@@ -1,9 +1,10 @@
-"""The streaming LETOR engine against the earlier whole-buffer engine and a plain-Python reader.
+"""The streaming LETOR reader against the whole-buffer reference reader (tests/letor_reference.py)
+and a plain-Python reader.
 
 Random files (whitespace, comments, exponents, long mantissas, NULLs, CRLF, blank lines,
 interleaved qids, unsorted indices) read in tiny blocks so lines cross block boundaries;
 values bit-identical to Python's float(); every malformed line gives the same error as the
-earlier reader; peak memory near the CSR's size; OHSUMED / MQ2008 Fold1 (realdata).
+reference reader; peak memory near the CSR's size; OHSUMED / MQ2008 Fold1 (realdata).
 """
 
 import lzma
@@ -16,8 +17,14 @@ import pytest
 import scipy.sparse as sp
 
 from conftest import require_dataset
-from rankbench.data import letor
-from rankbench.data.letor import parse_letor_bytes, parse_letor_file, read_letor
+from letor_reference import reference_parse_bytes, reference_read
+from rankbench.data.letor import (
+    parse_letor_bytes,
+    parse_letor_file,
+    read_letor,
+    scanning,
+    streaming,
+)
 
 _DOCID = re.compile(r"(?<![^ \t])docid[ \t]*=[ \t]*([^ \t]+)", re.IGNORECASE)
 
@@ -125,12 +132,12 @@ def _same(a, b):
 
 
 def _all_engines(raw: bytes, tmp_path, **kw):
-    """(buffer engine, stream on bytes in 61-byte blocks, stream on the file in 53-byte blocks)."""
+    """(reference reader, stream on bytes in 61-byte blocks, stream on the file in 53-byte blocks)."""
     p = tmp_path / "f.txt"
     p.write_bytes(raw)
-    old = parse_letor_bytes(raw, p, engine="buffer", **kw)
+    old = reference_parse_bytes(raw, p, **kw)
     mp = pytest.MonkeyPatch()
-    mp.setattr(letor, "STREAM_BLOCK", 61)
+    mp.setattr(streaming, "STREAM_BLOCK", 61)
     try:
         mem = parse_letor_bytes(raw, p, **kw)
     finally:
@@ -139,7 +146,7 @@ def _all_engines(raw: bytes, tmp_path, **kw):
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_random_files_equal_the_buffer_engine_and_plain_python(seed, tmp_path):
+def test_random_files_equal_the_reference_reader_and_plain_python(seed, tmp_path):
     rng = np.random.default_rng(seed)
     raw = random_file(rng, crlf=seed % 4 == 3)
     if seed % 10 == 7:
@@ -199,7 +206,7 @@ def test_values_bit_identical_to_python_float(tmp_path):
     X = parse_letor_file(p, sparse=True, block=4096)[0]
     expect = np.array([float(t) for t in toks])
     assert np.array_equal(X.data.view(np.uint64), expect.view(np.uint64))
-    _same(parse_letor_bytes(raw, p, sparse=True, engine="buffer"), parse_letor_file(p, sparse=True))
+    _same(reference_parse_bytes(raw, p, sparse=True), parse_letor_file(p, sparse=True))
 
 
 BAD_LINES = [
@@ -214,7 +221,7 @@ BAD_LINES = [
 
 
 @pytest.mark.parametrize("bad", BAD_LINES)
-def test_malformed_line_gives_the_buffer_engines_error(bad, tmp_path):
+def test_malformed_line_gives_the_reference_readers_error(bad, tmp_path):
     rng = np.random.default_rng(len(bad))
     good = random_file(rng, n_lines=40, nulls=False).decode().split("\n")
     for at in (0, 17, len(good) - 1):
@@ -224,7 +231,7 @@ def test_malformed_line_gives_the_buffer_engines_error(bad, tmp_path):
         p = tmp_path / "f.txt"
         p.write_bytes(raw)
         outcomes = []
-        for run, kw in ((parse_letor_bytes, {"data": raw, "engine": "buffer"}),
+        for run, kw in ((reference_parse_bytes, {"data": raw}),
                         (parse_letor_bytes, {"data": raw}),
                         (parse_letor_file, {"block": 57}),
                         (read_letor, {"cache": False})):
@@ -243,14 +250,14 @@ def test_malformed_line_gives_the_buffer_engines_error(bad, tmp_path):
 
 
 def test_a_bad_number_is_reported_after_an_earlier_line_would_be(tmp_path):
-    # the earlier reader converts long numbers after tokenizing: a malformed later line wins
+    # the reference reader converts long numbers after tokenizing: a malformed later line wins
     raw = b"1 qid:1 1:1e400\n" + b"1 qid:1 1:0.5\n" * 50 + b"1 qid:1 1:x\n"
     p = tmp_path / "f.txt"
     p.write_bytes(raw)
     with pytest.raises(ValueError, match=r"line 52: value 'x' of feature 1 is not a number"):
         parse_letor_file(p, block=64)
     with pytest.raises(ValueError, match=r"line 52: value 'x' of feature 1 is not a number"):
-        parse_letor_bytes(raw, p, engine="buffer")
+        reference_parse_bytes(raw, p)
 
 
 @pytest.mark.parametrize("token", list(np.random.default_rng(11).choice(
@@ -258,22 +265,13 @@ def test_a_bad_number_is_reported_after_an_earlier_line_would_be(tmp_path):
 def test_fuzzed_value_tokens_accepted_and_rejected_alike(token, tmp_path):
     raw = ("1 qid:1 3:" + "".join(token) + "\n").encode()
     res = []
-    for engine in ("buffer", "stream"):
+    for parse in (reference_parse_bytes, parse_letor_bytes):
         try:
-            X = parse_letor_bytes(raw, engine=engine, null_policy="zero", sparse=True)[0]
+            X = parse(raw, null_policy="zero", sparse=True)[0]
             res.append(X.data.view(np.uint64).tolist() + X.indices.tolist())
         except ValueError as exc:
             res.append(str(exc))
     assert res[0] == res[1]
-
-
-def test_engine_argument_checked(tmp_path):
-    p = tmp_path / "f.txt"
-    p.write_bytes(b"1 qid:1 1:1\n")
-    with pytest.raises(ValueError, match="engine must be one of"):
-        read_letor(p, engine="fast", cache=False)
-    with pytest.raises(ValueError, match="engine must be one of"):
-        parse_letor_bytes(b"1 qid:1 1:1\n", engine="python")
 
 
 def _peak(fn):
@@ -297,16 +295,16 @@ def test_peak_memory_near_the_csr(tmp_path):
     p.write_text("\n".join(lines) + "\n")
     tiny = tmp_path / "tiny.txt"
     tiny.write_text("1 qid:1 1:1 #docid = a\n")
-    for engine in letor.ENGINES:  # load the kernels first: compilation is not the reader's memory
-        read_letor(tiny, cache=False, engine=engine)
+    read_letor(tiny, cache=False)  # load the kernels first: compilation is not the reader's memory
+    reference_read(tiny)
     d, peak_stream = _peak(lambda: read_letor(p, cache=False))
     X = d.X
     csr = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-    # the CSR, one 4 MiB block, and O(n) per-document arrays: far below the buffer engine
+    # the CSR, one 4 MiB block, and O(n) per-document arrays: far below the whole-buffer reader
     assert peak_stream <= csr + (1 << 22) + 64 * n + (1 << 20), (peak_stream, csr)
-    d2, peak_buffer = _peak(lambda: read_letor(p, cache=False, engine="buffer"))
+    ref, peak_buffer = _peak(lambda: reference_read(p))
     assert peak_buffer > 2.5 * csr, (peak_buffer, csr)  # the file, the trimmed arrays, the 0-based copy
-    assert np.array_equal(X.data, d2.X.data) and np.array_equal(X.indices, d2.X.indices)
+    assert np.array_equal(X.data, ref[0].data) and np.array_equal(X.indices, ref[0].indices)
 
 
 @pytest.mark.realdata
@@ -316,24 +314,25 @@ def test_peak_memory_near_the_csr(tmp_path):
     ("mq2008", "MQ2008/Fold1", "train.txt.xz"),
     ("mq2008_test", "MQ2008/Fold1", "test.txt.xz"),
 ])
-def test_real_fold1_equal_to_the_buffer_engine(name, sub, fname, data_root, tmp_path):
+def test_real_fold1_equal_to_the_reference_reader(name, sub, fname, data_root, tmp_path):
     src = require_dataset(data_root, sub) / fname
     if not src.is_file():
         pytest.skip(f"{src} not present")
     raw = lzma.decompress(src.read_bytes())
     kw = {"null_policy": "query_min"} if "null" in name else {}
     old, mem, fil = _all_engines(raw, tmp_path, **kw) if len(raw) < 400_000 else (
-        parse_letor_bytes(raw, src, engine="buffer", **kw), parse_letor_bytes(raw, src, **kw),
+        reference_parse_bytes(raw, src, **kw), parse_letor_bytes(raw, src, **kw),
         parse_letor_file(_write(tmp_path, raw), block=1 << 16, **kw))
     _same(old, mem)
     _same(old, fil)
     if name.startswith("mq2008"):
         assert fil[3]["docids"] is not None and fil[3]["docids_missing"] == 0
-    a = read_letor(src, cache=False, **kw)
-    b = read_letor(src, cache=False, engine="buffer", **kw)
-    assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y) and np.array_equal(a.qid, b.qid)
-    assert (a.docids is None) == (b.docids is None)
-    assert a.docids is None or a.docids.tolist() == b.docids.tolist()
+    a = read_letor(src, cache=False, **kw)  # the compressed file through read_letor
+    Xb, yb, qb, ib = reference_read(src, **kw)
+    assert a.meta["order"] is None  # LETOR's files keep a query's documents together
+    assert np.array_equal(a.X, Xb) and np.array_equal(a.y, yb) and np.array_equal(a.qid, qb)
+    assert (a.docids is None) == (ib["docids"] is None)
+    assert a.docids is None or a.docids.tolist() == ib["docids"].tolist()
 
 
 def _write(tmp_path, raw):
@@ -353,12 +352,11 @@ def test_bench_sparse_file_generator_and_subprocess_peak(tmp_path):
     assert d.X.indices.tolist() == [k - 1 for r in feats for k in sorted(r)]
     assert np.array_equal(d.X.data, [r[k] for r in feats for k in sorted(r)])
     big = write_sparse_letor(tmp_path / "big.txt", 20_000)
-    stream = read_in_subprocess(big, "stream")
-    buffer = read_in_subprocess(big, "buffer")
-    assert stream["csr_bytes"] == buffer["csr_bytes"] == 20_000 * 75 * 12 + 20_001 * 4
-    # peak RSS growth: the CSR plus one 4 MiB block, against the file + its copies before
+    stream = read_in_subprocess(big)
+    assert stream["csr_bytes"] == 20_000 * 75 * 12 + 20_001 * 4
+    # peak RSS growth: the CSR plus one 4 MiB block (the whole-buffer reader's is above 2.5 x
+    # the CSR: test_peak_memory_near_the_csr)
     assert 0.9 < stream["peak_bytes"] / stream["csr_bytes"] < 1.5, stream
-    assert buffer["peak_bytes"] / buffer["csr_bytes"] > 2.0, buffer
 
 
 @pytest.mark.parametrize("raw", [b"\xef\xbb\xbfx qid:1 1:1\r\n1 qid:1 1:2\r\n",
@@ -369,7 +367,7 @@ def test_errors_with_bom_crlf_and_bytes_that_are_not_utf8(raw, tmp_path):
     p = tmp_path / "e.txt"
     p.write_bytes(raw)
     with pytest.raises(ValueError) as old:
-        parse_letor_bytes(raw, p, engine="buffer")
+        reference_parse_bytes(raw, p)
     with pytest.raises(ValueError) as new:
         parse_letor_file(p, block=8)
     assert str(new.value) == str(old.value) and f"{p}, line " in str(old.value)
@@ -380,10 +378,10 @@ def test_count_pass_gives_the_rows_and_tokens_of_plain_python(seed):
     rng = np.random.default_rng(100 + seed)
     raw = random_file(rng, n_lines=int(rng.integers(0, 30)), crlf=seed % 3 == 0)
     feats = reference_parse(raw)[0]
-    rows, toks, lone_cr = letor.count_letor(np.frombuffer(raw, np.uint8), letor._COUNT_CLASS)
+    rows, toks, lone_cr = scanning.count_letor(np.frombuffer(raw, np.uint8), scanning._COUNT_CLASS)
     assert (rows, toks, lone_cr) == (len(feats), sum(len(r) for r in feats), False)
     cr = raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r", 1)
-    assert letor.count_letor(np.frombuffer(cr, np.uint8), letor._COUNT_CLASS)[2] == (b"\r" in cr)
+    assert scanning.count_letor(np.frombuffer(cr, np.uint8), scanning._COUNT_CLASS)[2] == (b"\r" in cr)
 
 
 @pytest.mark.parametrize("room", [1, 2, 50])
@@ -392,7 +390,7 @@ def test_many_long_numbers_in_a_block_run_it_again_with_more_room(room, tmp_path
     lines = [f"{i % 3} qid:{i // 4} " + " ".join(f"{j}:{v!r}" for j, v in enumerate((rng.normal(size=9) / 3).tolist(), 1))
              + " #docid = d" + str(i) for i in range(60)]
     raw = ("\n".join(lines) + "\n").encode()
-    monkeypatch.setattr(letor, "_SLOW_SPANS", room)
+    monkeypatch.setattr(streaming, "_SLOW_SPANS", room)
     old, mem, fil = _all_engines(raw, tmp_path, sparse=True)
     _same(old, mem)
     _same(old, fil)

@@ -18,10 +18,13 @@ SRC = str(Path(__file__).resolve().parents[1] / "src")
 # a LETOR parse in a fresh process; prints numba's cache counters of every parse kernel it ran
 PARSE_AND_COUNT = """
 import json, sys
+import importlib, pkgutil
 import numba
 from rankbench.data import letor
 d = letor.read_letor(sys.argv[1], cache=False)
-stats = {n: f.stats for n, f in vars(letor).items() if isinstance(f, numba.core.registry.CPUDispatcher)}
+modules = [importlib.import_module(f"rankbench.data.letor.{m.name}") for m in pkgutil.iter_modules(letor.__path__)]
+stats = {n: f.stats for mod in modules for n, f in vars(mod).items()
+         if isinstance(f, numba.core.registry.CPUDispatcher)}
 print(json.dumps({n: [sum(s.cache_hits.values()), sum(s.cache_misses.values())]
                   for n, s in stats.items() if s.cache_hits or s.cache_misses}))
 """

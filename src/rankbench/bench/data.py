@@ -1,6 +1,5 @@
-"""Data-layer benchmark: LETOR parse times (no cache / cached, stream vs the earlier buffer engine),
-sklearn's reader, a generated ~1 GB sparse file against LIBLINEAR's reader (time and peak memory),
-synthetic generation."""
+"""Data-layer benchmark: LETOR parse times (no cache / cached) against scikit-learn's reader, a
+generated ~1 GB sparse file against LIBLINEAR's reader (time and peak memory), synthetic generation."""
 
 from __future__ import annotations
 
@@ -49,16 +48,10 @@ def _letor_rows(name: str, root: Path | None, repeat: int) -> list[dict[str, Any
     size = {"n_docs": data.n_docs, "n_features": data.n_features, "file": path.name}
     rows.append(_row(f"{name} fold1 train: read, no cache", secs, **size,
                      note=f"best of {repeat}; decompress + tokenize + build"))
-    old, _ = _best_of(lambda: read_letor(path, cache=False, engine="buffer"), repeat)
-    rows.append(_row(f"{name} fold1 train: read, no cache, buffer engine (earlier reader)", old, **size,
-                     ratio=secs / old, note="ratio: stream engine / buffer engine"))
     secs, raw = _best_of(lambda: decompress_file(path), repeat)
     rows.append(_row(f"{name} fold1 train: decompress only", secs, **size))
-    secs, _ = _best_of(lambda: parse_letor_bytes(raw, path), repeat)
-    old, _ = _best_of(lambda: parse_letor_bytes(raw, path, engine="buffer"), repeat)
-    rows.append(_row(f"{name} fold1 train: tokenize + build only", secs, **size))
-    rows.append(_row(f"{name} fold1 train: tokenize + build only, buffer engine (earlier reader)", old,
-                     **size, ratio=secs / old, note="ratio: stream engine / buffer engine"))
+    parse_s, _ = _best_of(lambda: parse_letor_bytes(raw, path), repeat)
+    rows.append(_row(f"{name} fold1 train: tokenize + build only", parse_s, **size))
     with tempfile.TemporaryDirectory() as tmp:
         read_letor(path, cache=tmp)
         secs, _ = _best_of(lambda: read_letor(path, cache=tmp), repeat)
@@ -68,7 +61,8 @@ def _letor_rows(name: str, root: Path | None, repeat: int) -> list[dict[str, Any
 
     secs, _ = _best_of(lambda: load_svmlight_file(io.BytesIO(raw), query_id=True), 1)
     rows.append(_row(f"{name} fold1 train: sklearn load_svmlight_file", secs, **size,
-                     note="reference, already decompressed"))
+                     ratio=parse_s / secs, note="reference, already decompressed; ratio: our "
+                                                "tokenize + build / sklearn's"))
     return rows
 
 
@@ -149,20 +143,20 @@ def status(key):  # kB lines of /proc/self/status
 with tempfile.TemporaryDirectory() as tmp:
     p = pathlib.Path(tmp) / "warm.txt"
     p.write_bytes(b"1 qid:1 1:0.5 #docid = a\\n")
-    read_letor(p, cache=False, engine=sys.argv[2])
+    read_letor(p, cache=False)
 with open("/proc/self/clear_refs", "w") as fh:
     fh.write("5")  # reset the peak RSS (VmHWM) to the current RSS
 base = status("VmRSS")
 t = time.perf_counter()
-X = read_letor(sys.argv[1], cache=False, engine=sys.argv[2]).X
+X = read_letor(sys.argv[1], cache=False).X
 secs = time.perf_counter() - t
 print(json.dumps({"seconds": secs, "peak_bytes": status("VmHWM") - base,
                   "csr_bytes": X.data.nbytes + X.indices.nbytes + X.indptr.nbytes}))
 """
 
 
-def read_in_subprocess(path: str | Path, engine: str = "stream") -> dict[str, float]:
-    """``read_letor(path, cache=False, engine=engine)`` in a fresh Python: its seconds, its peak
+def read_in_subprocess(path: str | Path) -> dict[str, float]:
+    """``read_letor(path, cache=False)`` in a fresh Python: its seconds, its peak
     memory (the process's peak RSS during the read, reset before it through /proc/self/clear_refs,
     minus its RSS before) and the CSR's bytes.  Linux only."""
     import rankbench
@@ -170,13 +164,13 @@ def read_in_subprocess(path: str | Path, engine: str = "stream") -> dict[str, fl
     env = dict(os.environ)
     src = str(Path(rankbench.__file__).resolve().parents[1])
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    out = subprocess.run([sys.executable, "-c", _PEAK_SCRIPT, str(path), engine], env=env,
+    out = subprocess.run([sys.executable, "-c", _PEAK_SCRIPT, str(path)], env=env,
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def sparse_read_rows(n_docs: int, nnz: int = 75, repeat: int = 3, decimals: int = 6) -> list[dict[str, Any]]:
-    """A generated sparse LETOR file read by our two engines and by LIBLINEAR ranksvm (parse and stop).
+    """A generated sparse LETOR file read by our reader and by LIBLINEAR ranksvm (parse and stop).
 
     Times are the best of ``repeat`` fresh processes each; ``ratio`` is ours / LIBLINEAR's
     read time; ``peak_ratio`` the read's peak memory over the final CSR's bytes.
@@ -200,22 +194,14 @@ def sparse_read_rows(n_docs: int, nnz: int = 75, repeat: int = 3, decimals: int 
         else:
             rows.append(_row(f"{label}: LIBLINEAR ranksvm read", None, **size,
                              note="skipped: peer liblinear not built (make peers)"))
-        stream_s = None
-        for engine in ("stream", "buffer"):
-            runs = [read_in_subprocess(path, engine) for _ in range(repeat)]
-            secs = min(r["seconds"] for r in runs)
-            peak, csr = runs[0]["peak_bytes"], runs[0]["csr_bytes"]
-            extra = {"peak_mb": peak / 1e6, "csr_mb": csr / 1e6, "peak_ratio": peak / csr,
-                     "peer_read_s": peer, "ratio": secs / peer if peer else None}
-            if engine == "stream":
-                stream_s = secs
-                name = "read, stream engine"
-            else:
-                extra["stream_over_buffer"] = stream_s / secs
-                name = "read, buffer engine (earlier reader)"
-            rows.append(_row(f"{label}: {name}", secs, **size, **extra,
-                             note=f"best of {repeat} fresh processes; ratio: ours / LIBLINEAR's read; "
-                                  "peak_ratio: peak RSS growth during the read / CSR bytes"))
+        runs = [read_in_subprocess(path) for _ in range(repeat)]
+        secs = min(r["seconds"] for r in runs)
+        peak, csr = runs[0]["peak_bytes"], runs[0]["csr_bytes"]
+        rows.append(_row(f"{label}: read, stream engine", secs, **size, peak_mb=peak / 1e6,
+                         csr_mb=csr / 1e6, peak_ratio=peak / csr, peer_read_s=peer,
+                         ratio=secs / peer if peer else None,
+                         note=f"best of {repeat} fresh processes; ratio: ours / LIBLINEAR's read; "
+                              "peak_ratio: peak RSS growth during the read / CSR bytes"))
     return rows
 
 

@@ -2,7 +2,7 @@
 
 from rankbench.data.letor import read_letor, write_letor
 from rankbench.data.normalize import normalize_query_level
-from rankbench.data.ranking_data import RankingData, group_by_query
+from rankbench.data.ranking_data import MAX_LABEL, RankingData, group_by_query
 from rankbench.data.registry import (
     DatasetNotFound,
     dataset_available,
@@ -14,6 +14,7 @@ from rankbench.data.registry import (
 from rankbench.data.synthetic import make_letor_like, make_rcv1_like
 
 __all__ = [
+    "MAX_LABEL",
     "DatasetNotFound",
     "RankingData",
     "dataset_available",

@@ -13,6 +13,14 @@ from rankbench.data.row_order import canonical_order, group_by_query
 
 ArrayOrCSR = np.ndarray | sp.csr_matrix
 
+# Largest relevance label accepted by default (the reader, RankingData.from_arrays and so every
+# estimator's fit).  Graded sets use 0-4, but LETOR 4.0's listwise sets (MQ2007-list,
+# MQ2008-list, registered here) label each document by its place in a permutation of its
+# query's documents, so their levels run into the thousands: 2**16 - 1 admits them with room
+# and refuses a typo (``1e9 qid:1``) or a column of scores read as labels.  NDCG is defined
+# for any label (rankbench.metrics scales large exponential gains).  docs/datasets.md.
+MAX_LABEL = 65535
+
 
 @dataclass(frozen=True, eq=False)
 class RankingData:
@@ -148,6 +156,7 @@ class RankingData:
         docids: Any = None,
         lines: Any = None,
         canonical: bool = False,
+        max_label: int | None = MAX_LABEL,
     ) -> RankingData:
         """Validate user arrays and group documents by query (stable).
 
@@ -159,10 +168,11 @@ class RankingData:
         same data as ``from_arrays(...).canonical()`` when ``meta`` holds no "order", with one
         gather of X instead of two).
         Raises ValueError with the problem named: shape mismatch, NaN/inf in X,
-        non-integer or non-finite labels, empty input, a document id that is empty
-        or holds whitespace.
+        non-integer or non-finite labels, a label above ``max_label`` (None: no limit), a
+        NaN, fractional or out-of-int64 float query id, empty input, a document id that is
+        empty or holds whitespace.
         """
-        X, y, qid = check_ranking_arrays(X, y, qid, copy=copy)
+        X, y, qid = check_ranking_arrays(X, y, qid, copy=copy, max_label=max_label)
         n = X.shape[0]
         if docids is not None:
             docids = check_docids(docids, n)
@@ -192,25 +202,51 @@ class RankingData:
                    synthetic=synthetic, meta=meta, docids=docids, lines=lines)
 
 
-def check_ranking_arrays(X: Any, y: Any, qid: Any = None, *, copy: bool = False
+def check_ranking_arrays(X: Any, y: Any, qid: Any = None, *, copy: bool = False,
+                         max_label: int | None = MAX_LABEL
                          ) -> tuple[ArrayOrCSR, np.ndarray, np.ndarray]:
     """(X, y, qid) validated as ``RankingData.from_arrays`` does, rows left as given; O(nnz).
 
     X by ``check_feature_matrix`` (no copy of a float64 C-contiguous array or CSR unless
-    ``copy``), y int64 labels, qid one id per row (``None``: zeros, one query).
+    ``copy``), y int64 labels at most ``max_label``, qid by ``check_qid`` (``None``: zeros,
+    one query).  Every estimator's ``fit`` validates its input here.
     """
     X = check_feature_matrix(X, copy=copy)
     n = X.shape[0]
     if n == 0:
         raise ValueError("empty input: X has no rows")
     y = check_labels(y, n)
-    if qid is None:
-        qid = np.zeros(n, dtype=np.int64)
-    else:
-        qid = np.asarray(qid)
-        if qid.ndim != 1 or qid.shape[0] != n:
-            raise ValueError(f"qid must be 1-D with one id per row of X ({n}), got shape {qid.shape}")
+    if max_label is not None and int(y.max()) > max_label:
+        row = int(np.argmax(y > max_label))
+        raise ValueError(
+            f"label {int(y[row])} (row {row}) is above the largest relevance level accepted, "
+            f"{max_label} (rankbench.data.MAX_LABEL; LETOR-style sets use 0-4, the listwise sets "
+            "a few thousand): a typo, or scores used as labels? Map them to levels first, e.g. "
+            "np.unique(y, return_inverse=True)[1]")
+    qid = np.zeros(n, dtype=np.int64) if qid is None else check_qid(qid, n)
     return X, y, qid
+
+
+def check_qid(qid: Any, n: int, what: str = "row of X") -> np.ndarray:
+    """Query ids, one per ``what``; float ids must be whole numbers within int64 and become int64. O(n).
+
+    ValueError naming the first NaN, infinite, fractional or out-of-range float id: casting
+    those to int64 would merge distinct queries (1e19 and 1.5e19 both overflow) or invent one.
+    Integer ids are returned as given; other dtypes (strings) are only compared for equality.
+    """
+    qid = np.asarray(qid)
+    if qid.ndim != 1 or qid.shape[0] != n:
+        raise ValueError(f"qid must be 1-D with one id per {what} ({n}), got shape {qid.shape}")
+    if qid.dtype.kind == "c":
+        raise ValueError(f"qid must hold integer query ids, got dtype {qid.dtype}")
+    if qid.dtype.kind == "f":
+        bad = ~((qid >= -(2.0**63)) & (qid < 2.0**63)) | (qid != np.floor(qid))  # NaN fails both
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"qid must hold integer query ids within int64: entry {i} is {float(qid[i])!r} "
+                             "(NaN, infinite, a fraction or beyond +-2**63)")
+        qid = qid.astype(np.int64)
+    return qid
 
 
 def take_rows(X: ArrayOrCSR, order: np.ndarray) -> ArrayOrCSR:

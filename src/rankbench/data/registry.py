@@ -26,7 +26,7 @@ from rankbench.data.catalog import (
     missing_message,
 )
 from rankbench.data.letor import read_letor
-from rankbench.data.ranking_data import RankingData
+from rankbench.data.ranking_data import MAX_LABEL, RankingData
 from rankbench.plugins import Registry
 
 __all__ = ["DatasetNotFound", "DatasetSpec", "data_root", "dataset_available", "dataset_info",
@@ -170,13 +170,15 @@ def load_fold(
     sparse: bool | None = None,
     allow_synthetic: bool = False,
     cache: bool | str | Path = True,
+    max_label: int | None = MAX_LABEL,
     **params: Any,
 ) -> RankingData:
     """One split (train | vali | test) of one fold of a registered data set, as RankingData.
 
     File-based data sets read ``<root>/<layout>`` (``dataset_info(name)["layout"]``;
     ``letor_split_path`` lists the accepted layouts); ``null_policy`` matters for
-    OHSUMED ``Feature-null``.  Every split of a data set gets its registered layout
+    OHSUMED ``Feature-null``; ``max_label`` is ``read_letor``'s (a label above it is an error
+    naming the file and line; None lifts the limit).  Every split of a data set gets its registered layout
     (dense, CSR for Yahoo!) unless ``sparse`` says otherwise.  RCV1 tasks and
     ``synthetic`` take their own ``params`` (see ``rankbench.data.rcv1.load_rcv1_split``
     and ``rankbench.data.synthetic``).  A missing data set raises
@@ -208,7 +210,7 @@ def load_fold(
         return stand_in_split(spec, fold, split, variant=variant, **params)
     data = read_letor(path, null_policy=null_policy,
                       sparse=spec.sparse if sparse is None else bool(sparse),
-                      n_features=spec.n_features, name=spec.name, cache=cache)
+                      n_features=spec.n_features, max_label=max_label, name=spec.name, cache=cache)
     meta = {**data.meta, "dataset": spec.name, "variant": variant, "fold": int(fold), "split": split}
     return replace(data, name=spec.name, source=str(path), synthetic=False, meta=meta)
 

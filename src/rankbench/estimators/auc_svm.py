@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from rankbench.data.ranking_data import RankingData
+from rankbench.data.ranking_data import RankingData, check_qid
 from rankbench.estimators.base import EstimatorBase, RankerMixin
 from rankbench.estimators.registry import register_solver
 
@@ -78,6 +78,8 @@ class AUCSVM(RankerMixin, EstimatorBase):
 
         self.check_params()
         data = RankingData.from_arrays(X, y, None)  # pooled: SVM-perf ignores queries
+        if qid is not None:
+            check_qid(qid, data.n_docs)  # ignored, but a NaN or fractional id is still an error
         if np.any(data.y < 0):
             raise ValueError(f"labels must be >= 0, found {int(data.y.min())}")
         if self.binary:

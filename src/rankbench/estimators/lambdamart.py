@@ -69,6 +69,16 @@ def _ranking_data(X: Any, y: Any, qid: Any, what: str) -> RankingData:
     return data
 
 
+def _check_has_pairs(data: RankingData) -> None:
+    """ValueError when no query holds two documents with different labels: every lambda-gradient
+    would be 0 and the model one constant tree (SPDRanker raises the same way). O(n)."""
+    starts = data.query_ptr[:-1]
+    if not np.any(np.maximum.reduceat(data.y, starts) > np.minimum.reduceat(data.y, starts)):
+        raise ValueError("no valid pairs: every query has a single relevance label (or a single "
+                         "document), so there is no pair of documents of one query with different "
+                         "labels to learn from")
+
+
 def _eval_data(eval_set: Any, eval_group: Any = None, eval_qid: Any = None) -> tuple | None:
     """(X, y, qid) of the one eval set, from ours or the libraries' shapes; None without one.
 
@@ -430,6 +440,7 @@ class LambdaMART(_TreeParams):
         self._check_params()
         self.compile_time_ = _compile_seconds()
         data = _ranking_data(X, y, qid, "fit")
+        _check_has_pairs(data)
         objective = LambdaObjective(data.y, data.query_ptr, self.metric, self.ndcg_at, self.sigma,
                                     self.norm, self.mauc_delta, self.ndcg_delta)
         threads = numba.get_num_threads()

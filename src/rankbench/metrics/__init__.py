@@ -14,7 +14,7 @@ from rankbench.metrics.names import DEFAULT_METRICS, METRIC_KEYS
 # load numba
 _LAZY = {
     "evaluate": "evaluation", "evaluate_per_query": "evaluation",
-    "CONVENTIONS": "measures", "auc": "measures", "class_auc": "measures", "mauc": "measures",
+    "CONVENTIONS": "measures", "UndefinedMetricWarning": "measures", "auc": "measures", "class_auc": "measures", "mauc": "measures",
     "mean_average_precision": "measures", "mrr": "measures", "ndcg_at_k": "measures",
     "pairwise_accuracy": "measures", "precision_at_k": "measures", "r_precision": "measures",
     "RankedLists": "ranked_lists", "rank_queries": "ranked_lists",

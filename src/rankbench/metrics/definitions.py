@@ -51,12 +51,14 @@ def _mrr(t: QueryTable, k: None) -> np.ndarray:
     return _skipped(t, rr, nrel)
 
 
-@register_metric("auc", "per-query ROC AUC (label > 0 vs the rest; ties count 1/2)")
+@register_metric("auc", "per-query ROC AUC (label > 0 vs the rest; ties count 1/2)",
+                 undefined="documents of one class only")
 def _auc(t: QueryTable, k: None) -> np.ndarray:
     return t.shared("auc", lambda: _m().auc_per_query(t.r))
 
 
-@register_metric("mauc", "per-query MAUC (Welleck 2016 eq. 5, prevalence weights over classes >= 1)")
+@register_metric("mauc", "per-query MAUC (Welleck 2016 eq. 5, prevalence weights over classes >= 1)",
+                 undefined="every document of the query has the same label")
 def _mauc(t: QueryTable, k: None) -> np.ndarray:
     return t.shared("mauc", lambda: _m().mauc_per_query(t.r))
 

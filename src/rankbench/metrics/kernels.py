@@ -14,6 +14,10 @@ DISCOUNT_LETOR = 0
 DISCOUNT_STANDARD = 1
 GAIN_EXP = 0      # 2^r - 1 (Burges; LETOR)
 GAIN_LINEAR = 1   # r (trec_eval's ndcg / ndcg_cut)
+# Largest label whose exponential gain 2^r - 1 enters the sums as is: a query with a higher
+# label has every gain scaled by 2^-(top - EXP_GAIN_TOP) (exact, powers of two), which NDCG's
+# ratio DCG / IDCG does not see, so no sum overflows float64 (2^1024) for any label.
+EXP_GAIN_TOP = 900
 
 
 @njit(cache=True)
@@ -49,7 +53,8 @@ def ndcg_table(y: np.ndarray, ptr: np.ndarray, kmax: int, mode: int,
     """NDCG@1..kmax of every query, shape (n_queries, kmax); gain 2^y - 1 or y; O(n log n).
 
     A query with fewer than k documents gets NDCG over all of its documents (truncation);
-    a query whose ideal DCG is 0 (no relevant document) gets 0.
+    a query whose ideal DCG is 0 (no relevant document) gets 0.  Exponential gains of a
+    query whose top label exceeds EXP_GAIN_TOP are scaled by a power of two (see there).
     """
     nq = ptr.shape[0] - 1
     out = np.zeros((nq, kmax))
@@ -59,6 +64,9 @@ def ndcg_table(y: np.ndarray, ptr: np.ndarray, kmax: int, mode: int,
         n = b - a
         m = min(n, kmax)
         ideal = np.sort(y[a:b])[::-1]
+        shift = 0.0
+        if gain == GAIN_EXP and n > 0 and ideal[0] > EXP_GAIN_TOP:
+            shift = float(ideal[0] - EXP_GAIN_TOP)
         dcg = 0.0
         idcg = 0.0
         for j in range(m):
@@ -66,9 +74,12 @@ def ndcg_table(y: np.ndarray, ptr: np.ndarray, kmax: int, mode: int,
             if gain == GAIN_LINEAR:
                 dcg += y[a + j] * d
                 idcg += ideal[j] * d
-            else:
+            elif shift == 0.0:
                 dcg += (2.0 ** y[a + j] - 1.0) * d
                 idcg += (2.0 ** ideal[j] - 1.0) * d
+            else:  # (2^r - 1) 2^-shift: the label-0 gain stays exactly 0
+                dcg += (2.0 ** (y[a + j] - shift) - 2.0 ** -shift) * d
+                idcg += (2.0 ** (ideal[j] - shift) - 2.0 ** -shift) * d
             out[q, j] = dcg / idcg if idcg > 0.0 else 0.0
         for j in range(m, kmax):
             out[q, j] = out[q, m - 1]

@@ -5,7 +5,13 @@ Every public function takes ``(y, scores, qid)`` with the documents of a query c
 not, sorts each query once (stable, descending score) and returns the mean over queries, or
 with ``per_query=True`` one value per query in order of first appearance of each query id.
 Queries on which a metric is undefined (AUC with one class only, skipped queries) hold NaN
-in the per-query array and are left out of the mean; count them with ``np.isnan``.
+in the per-query array and are left out of the mean.  No query leaves a mean silently: a
+metric undefined on some queries (AUC, MAUC and class AUC on a query of one class,
+pairwise accuracy averaged over queries on a query without a preference pair) warns with
+``UndefinedMetricWarning`` saying how many it left out; only ``skip_no_relevant=True``,
+which asks for it, drops queries without a word.  NDCG is defined for any label: the
+exponential gain of a query with a label above 900 is scaled by a power of two, which the
+ratio DCG / IDCG does not see, so no sum overflows (a label of 1100 once made its query NaN).
 
 Conventions (``convention=``); tests/test_metrics.py works an example through by hand:
 
@@ -54,6 +60,11 @@ import numpy as np
 from rankbench.metrics import kernels
 from rankbench.metrics.ranked_lists import RankedLists, label_classes, rank_queries
 
+
+class UndefinedMetricWarning(UserWarning):
+    """A metric's mean left out queries on which it is undefined (the message counts them)."""
+
+
 CONVENTIONS = ("letor", "letor4", "trec", "exp-log2")
 DEPRECATED_CONVENTIONS = {"standard": "exp-log2"}
 PRECISION_AVERAGES = ("micro", "macro")
@@ -97,16 +108,31 @@ def _check_nonnegative_labels(r: RankedLists, metric: str) -> None:
                          f"found label {int(r.y.min())}")
 
 
-def mean_defined(values: np.ndarray) -> float:
-    """Mean over the finite entries (NaN marks an undefined or skipped query); NaN if none."""
+def mean_defined(values: np.ndarray, metric: str | None = None, why: str = "",
+                 stacklevel: int = 3) -> float:
+    """Mean over the finite entries (NaN marks an undefined or skipped query); NaN if none.
+
+    With ``metric``, NaN entries are undefined values (not requested skips): an
+    ``UndefinedMetricWarning`` names the metric, how many queries it left out and ``why``."""
     ok = ~np.isnan(values)
+    if metric is not None and not ok.all():
+        import warnings
+
+        n_bad = int(values.shape[0] - np.count_nonzero(ok))
+        warnings.warn(f"{metric}: {n_bad} of {values.shape[0]} queries left out of the mean: "
+                      f"undefined there ({why})", UndefinedMetricWarning, stacklevel=stacklevel)
     if not ok.any():
         return float("nan")
     return float(values[ok].mean())
 
 
-def _finish(per_query_values: np.ndarray, per_query: bool) -> float | np.ndarray:
-    return per_query_values if per_query else mean_defined(per_query_values)
+ONE_CLASS = "documents of one class only"
+ONE_LABEL = "every document of the query has the same label"
+
+
+def _finish(per_query_values: np.ndarray, per_query: bool, metric: str | None = None,
+            why: str = "") -> float | np.ndarray:
+    return per_query_values if per_query else mean_defined(per_query_values, metric, why, stacklevel=4)
 
 
 # ---------------------------------------------------------------- position-based metrics
@@ -255,7 +281,7 @@ def auc(y: Any, scores: Any, qid: Any = None, per_query: bool = False,
     averaged over the queries that have both classes (the others are NaN per query).
     """
     r = rank_queries(y, scores, qid)
-    return _finish(auc_per_query(r, positive), per_query)
+    return _finish(auc_per_query(r, positive), per_query, "auc", ONE_CLASS)
 
 
 def _class_indices(levels: np.ndarray, present: np.ndarray, classes: Any) -> np.ndarray:
@@ -300,7 +326,11 @@ def class_auc(y: Any, scores: Any, qid: Any = None,
     (Welleck 2016, Table 3), per-query mean over the queries where it is defined; O(n L)."""
     r = rank_queries(y, scores, qid)
     labels, table, _ = class_auc_table(r, classes)
-    return {int(c): mean_defined(table[:, j]) for j, c in enumerate(labels)}
+    out = {}
+    for j, c in enumerate(labels):
+        out[int(c)] = mean_defined(table[:, j], f"class AUC of label {int(c)}",
+                                   f"no document of label {int(c)}, or no other")
+    return out
 
 
 def mauc_per_query(r: RankedLists, classes: Any = "relevant",
@@ -345,7 +375,7 @@ def mauc(y: Any, scores: Any, qid: Any = None, classes: Any = "relevant",
     Theorem 4.1 work on one query's ranked list); ``qid=None``: one pooled ranking.  O(n L).
     """
     r = rank_queries(y, scores, qid)
-    return _finish(mauc_per_query(r, classes, weights), per_query)
+    return _finish(mauc_per_query(r, classes, weights), per_query, "mauc", ONE_LABEL)
 
 
 def pairwise_table(r: RankedLists):
@@ -374,12 +404,12 @@ def pairwise_accuracy(y: Any, scores: Any, qid: Any, per_query: bool = False,
     if per_query:
         return per_q
     if average == "queries":
-        return mean_defined(per_q)
+        return mean_defined(per_q, "pairwise_accuracy", ONE_LABEL)
     n_pairs = int(total.sum())
     return float(good.sum() / n_pairs) if n_pairs > 0 else float("nan")
 
 
 __all__: Sequence[str] = (
-    "CONVENTIONS", "ndcg_at_k", "mean_average_precision", "mrr", "precision_at_k", "r_precision",
+    "CONVENTIONS", "UndefinedMetricWarning", "ndcg_at_k", "mean_average_precision", "mrr", "precision_at_k", "r_precision",
     "auc", "mauc", "class_auc", "pairwise_accuracy",
 )

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from rankbench.data.ranking_data import group_by_query, integer_labels
+from rankbench.data.ranking_data import check_qid, group_by_query, integer_labels
 from rankbench.metrics.kernels import argsort_within_queries
 
 TIE_ORDERS = ("stable", "worst", "docid")
@@ -44,7 +44,8 @@ def check_inputs(y: Any, scores: Any, qid: Any) -> tuple[np.ndarray, np.ndarray,
     """Validate labels, scores and query ids; return them as int64, float64, int64-or-None arrays.
 
     Raises ValueError naming the problem: wrong shape or length, empty input, NaN score,
-    non-integer or non-finite label, float query id with a fraction.
+    non-integer or non-finite label, float query id that is NaN, infinite, fractional or
+    beyond int64 (casting it would merge queries).
     """
     y = np.asarray(y)
     scores = np.asarray(scores)
@@ -65,14 +66,9 @@ def check_inputs(y: Any, scores: Any, qid: Any) -> tuple[np.ndarray, np.ndarray,
         bad = int(np.flatnonzero(np.isnan(scores))[0])
         raise ValueError(f"scores contain NaN (first at index {bad})")
     if qid is not None:
-        qid = np.asarray(qid)
-        if qid.ndim != 1 or qid.shape[0] != n:
-            raise ValueError(f"qid must be 1-D with one id per document ({n}), got shape {qid.shape}")
-        if qid.dtype.kind == "f":
-            if not np.all(np.isfinite(qid)) or not np.all(qid == np.round(qid)):
-                raise ValueError("qid must hold integer query ids (found NaN, inf or a fraction)")
-            qid = qid.astype(np.int64)
-        elif qid.dtype.kind in "iub":
+        qid = check_qid(qid, n, "document")
+        # uint64 ids beyond int64 stay uint64: a cast would report them as negative ids
+        if qid.dtype.kind in "ib" or (qid.dtype.kind == "u" and int(qid.max()) < 2**63):
             qid = qid.astype(np.int64, copy=False)
         # other dtypes (e.g. strings) are accepted: they are only compared for equality
     return y, scores, qid

@@ -39,6 +39,9 @@ class Metric:
     pooled: bool = False  # one value for the whole set: no per-query values
     convention: bool = False  # the convention changes its value (beyond the tie order)
     set_value: Callable[[QueryTable, int | None], float] | None = None
+    # why a query's value can be undefined (NaN), e.g. one class only: the mean then counts the
+    # queries it leaves out in an UndefinedMetricWarning ("": NaN only marks a requested skip)
+    undefined: str = ""
     pattern: re.Pattern = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -62,15 +65,15 @@ _METRICS: dict[str, Metric] = {}
 
 def register_metric(key: str, description: str, *, default_cutoffs: Iterable[int] = (),
                     default: bool = True, pooled: bool = False, convention: bool = False,
-                    set_value: Callable[[QueryTable, int | None], float] | None = None
-                    ) -> Callable[[PerQuery], PerQuery]:
+                    set_value: Callable[[QueryTable, int | None], float] | None = None,
+                    undefined: str = "") -> Callable[[PerQuery], PerQuery]:
     """Decorator: register ``function(table, k) -> per-query values`` under ``key``."""
 
     def deco(function: PerQuery) -> PerQuery:
         if key in _METRICS and _METRICS[key].function is not function:
             raise ValueError(f"metric {key!r} registered twice")
         metric = Metric(key, function, description, tuple(default_cutoffs), default, pooled,
-                        convention, set_value)
+                        convention, set_value, undefined)
         if metric.has_cutoff and not metric.default_cutoffs and default:
             raise ValueError(f"metric {key!r}: a cutoff metric held by every record needs "
                              "default_cutoffs")
@@ -148,4 +151,6 @@ class QueryTable:
         metric, k = self.parsed[key]
         if metric.set_value is not None:
             return float(metric.set_value(self, k))
+        if metric.undefined:  # never drop a query silently: say how many were left out
+            return mean_defined(self.values(key), key, metric.undefined, stacklevel=4)
         return mean_defined(self.values(key))

@@ -1,8 +1,11 @@
 """Peer programs as solvers with rankbench's estimator API (fit / decision_function / coef_).
 
-Each wrapper writes the training data in the program's format (SVM-light / LIBLINEAR: the
-LETOR line format ``label qid:Q i:v ...``), runs the program with a time limit, reads the model
-back into a weight vector, and reports two times: ``fit_time_`` the program's own training
+Each wrapper validates the data as every estimator does (``check_ranking_arrays``), writes it in
+the program's format (SVM-light / LIBLINEAR: the LETOR line format ``label qid:Q i:v ...``) into
+a temporary folder removed in every case, runs the program in its own process group with a
+time limit (``timeout_s``, default ``DEFAULT_TIMEOUT_S`` = 4 h; ``rankbench.peers.process``),
+reads the model back strictly (a malformed or non-finite entry is a ValueError naming the
+model file and line) into a weight vector, and reports two times: ``fit_time_`` the program's own training
 time where it prints one (SVM-light's "Runtime in cpu-seconds", which excludes reading the
 file), else the process's wall time minus the time the same program takes to read the file
 and stop (``read_time_``), and ``wall_total_s_`` the whole process.
@@ -11,8 +14,6 @@ and stop (``read_time_``), and ``wall_total_s_`` the whole process.
 from __future__ import annotations
 
 import re
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
+from rankbench.data.ranking_data import check_ranking_arrays
 from rankbench.estimators.registry import register_solver
 from rankbench.peers import check_available, program
+from rankbench.peers.models import read_liblinear_model, read_sofia_model, read_svmlight_model
+from rankbench.peers.process import DEFAULT_TIMEOUT_S, peer_folder, resolve_timeout, run_peer
 
 
 def write_letor(path: Path, X: Any, y: Any, qid: Any) -> None:
@@ -41,6 +45,14 @@ def write_letor(path: Path, X: Any, y: Any, qid: Any) -> None:
 
 class _Peer(BaseEstimator):
     peer = ""
+
+    def _inputs(self, X: Any, y: Any, qid: Any) -> tuple[Any, np.ndarray, np.ndarray]:
+        """(X, y, qid) validated as every estimator's fit does (NaN or fractional qids, labels
+        beyond MAX_LABEL, NaN in X: ValueError); qids that are not integers numbered 0, 1, ..."""
+        X, y, qid = check_ranking_arrays(X, y, qid)
+        if qid.dtype.kind not in "iu":
+            qid = np.unique(qid, return_inverse=True)[1].ravel()
+        return X, y, qid
 
     def _set_objective(self, X: Any, y: Any, qid: Any, loss: str) -> None:
         """``objective_``: Chapelle eq. (1) at the peer's w, evaluated by our tree oracle (the same
@@ -77,19 +89,10 @@ class _Peer(BaseEstimator):
                 raise ValueError(f"{k} must be an integer >= 1, got {v!r}")
 
     @staticmethod
-    def _run(cmd: list[str], timeout_s: float | None, both: bool = False) -> tuple[str, float]:
-        """Run ``cmd`` within ``timeout_s``; (stdout, or stdout + stderr with ``both``; wall s)."""
-        t0 = time.perf_counter()
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            raise TimeoutError(f"{Path(cmd[0]).name} did not finish within {timeout_s:g} s "
-                               f"(time limit timeout_s)") from None
-        wall = time.perf_counter() - t0
-        if proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} exited with status {proc.returncode}: "
-                               f"{(proc.stderr or proc.stdout)[-500:]}")
-        return (proc.stdout + proc.stderr if both else proc.stdout), wall
+    def _run(cmd: list[str], timeout_s: float, both: bool = False) -> tuple[str, float]:
+        """Run ``cmd`` within ``timeout_s`` (``run_peer``); (stdout, or stdout + stderr with ``both``; wall s)."""
+        out, err, wall = run_peer(cmd, timeout_s)
+        return (out + err if both else out), wall
 
 
 @register_solver("svmlight")
@@ -104,12 +107,13 @@ class SVMLightRanker(_Peer):
     (LETOR's SVMLight#: 5000; SVM-light's default 100000); ``tol`` is ``-e`` (default 0.001).
     After fit: ``coef_``, ``fit_time_`` (SVM-light's own CPU-seconds of training),
     ``wall_total_s_``, ``converged_`` (False when SVM-light says it stopped for lack of
-    progress), ``n_iter_``, ``n_support_``."""
+    progress), ``n_iter_``, ``n_support_``.  ``timeout_s``: seconds before the program is killed
+    (TimeoutError); None means ``DEFAULT_TIMEOUT_S``."""
 
     peer = "svmlight"
 
     def __init__(self, C: float = 1.0, max_iter: int | None = None, tol: float = 1e-3,
-                 timeout_s: float | None = None, verbose: bool = False):
+                 timeout_s: float | None = DEFAULT_TIMEOUT_S, verbose: bool = False):
         self.C = C
         self.max_iter = max_iter
         self.tol = tol
@@ -117,16 +121,18 @@ class SVMLightRanker(_Peer):
         self.verbose = verbose
 
     def fit(self, X: Any, y: Any, qid: Any = None) -> SVMLightRanker:
+        X, y, qid = self._inputs(X, y, qid)
+        timeout_s = resolve_timeout(self.timeout_s, "svmlight")
         check_available("svmlight")
         n_features = X.shape[1]
-        with tempfile.TemporaryDirectory(prefix="rankbench-svmlight-") as tmp:
-            train, model = Path(tmp) / "train.dat", Path(tmp) / "model"
+        with peer_folder("svmlight") as tmp:
+            train, model = tmp / "train.dat", tmp / "model"
             write_letor(train, X, y, qid)
             cmd = [str(program("svmlight")), "-z", "p", "-c", repr(float(self.C)), "-e", repr(float(1e-3 if self.tol is None else self.tol))]
             if self.max_iter is not None:
                 cmd += ["-#", str(int(self.max_iter))]
-            out, wall = self._run([*cmd, str(train), str(model)], self.timeout_s)
-            self.coef_ = _read_svmlight_model(model, n_features)
+            out, wall = self._run([*cmd, str(train), str(model)], timeout_s)
+            self.coef_ = read_svmlight_model(model, n_features)
         m = re.search(r"Runtime in cpu-seconds: ([0-9.]+)", out)
         self.fit_time_ = float(m.group(1)) if m else wall
         self.wall_total_s_ = wall
@@ -142,29 +148,6 @@ class SVMLightRanker(_Peer):
         return self
 
 
-def _read_svmlight_model(path: Path, n_features: int) -> np.ndarray:
-    """w = sum_i alpha_i y_i x_i over the support vectors of a linear SVM-light model."""
-    lines = path.read_text().splitlines()
-    if not lines or not lines[0].startswith("SVM-light"):
-        raise ValueError(f"{path}: not an SVM-light model file")
-    if int(lines[1].split()[0]) != 0:
-        raise ValueError(f"{path}: kernel type {lines[1].split()[0]} is not linear (0)")
-    start = next(i for i, ln in enumerate(lines) if "threshold b" in ln) + 1
-    w = np.zeros(n_features)
-    for lineno, ln in enumerate(lines[start:], start=start + 1):
-        body = ln.split("#", 1)[0].split()
-        if not body:
-            continue
-        coef = float(body[0])
-        for tok in body[1:]:
-            j, v = tok.split(":")
-            j = int(j)
-            if j > n_features:
-                raise ValueError(f"{path}:{lineno}: feature {j} beyond the data's {n_features}")
-            w[j - 1] += coef * float(v)
-    return w
-
-
 @register_solver("liblinear_ranksvm")
 def _make_liblinear(params: dict[str, Any]) -> LiblinearRankSVM:
     return LiblinearRankSVM(**params)
@@ -175,11 +158,12 @@ class LiblinearRankSVM(_Peer):
     C sum over preference pairs of max(0, 1 - w.(x_i - x_j))^2, stopping at ||g|| <= tol ||g0||
     (``-e``, default 1e-3, LIBLINEAR's).  ``fit_time_`` is the process's wall time minus
     ``read_time_``, the time the same program takes on the same file with ``-e`` so large it
-    stops after reading (it prints no timer of its own)."""
+    stops after reading (it prints no timer of its own).  ``timeout_s``: seconds before either
+    run is killed (TimeoutError); None means ``DEFAULT_TIMEOUT_S``."""
 
     peer = "liblinear"
 
-    def __init__(self, C: float = 1.0, tol: float = 1e-3, timeout_s: float | None = None,
+    def __init__(self, C: float = 1.0, tol: float = 1e-3, timeout_s: float | None = DEFAULT_TIMEOUT_S,
                  verbose: bool = False):
         self.C = C
         self.tol = tol
@@ -187,16 +171,18 @@ class LiblinearRankSVM(_Peer):
         self.verbose = verbose
 
     def fit(self, X: Any, y: Any, qid: Any = None) -> LiblinearRankSVM:
+        X, y, qid = self._inputs(X, y, qid)
+        timeout_s = resolve_timeout(self.timeout_s, "liblinear_ranksvm")
         check_available("liblinear")
         n_features = X.shape[1]
         train_bin = str(program("liblinear"))
-        with tempfile.TemporaryDirectory(prefix="rankbench-liblinear-") as tmp:
-            train, model = Path(tmp) / "train.dat", Path(tmp) / "model"
+        with peer_folder("liblinear") as tmp:
+            train, model = tmp / "train.dat", tmp / "model"
             write_letor(train, X, y, qid)
-            read = liblinear_read_time(train, self.C, self.timeout_s, model)
+            read = liblinear_read_time(train, self.C, timeout_s, model)
             out, wall = self._run([train_bin, "-s", "8", "-c", repr(float(self.C)), "-e",
-                                   repr(float(1e-3 if self.tol is None else self.tol)), str(train), str(model)], self.timeout_s)
-            self.coef_ = _read_liblinear_model(model, n_features)
+                                   repr(float(1e-3 if self.tol is None else self.tol)), str(train), str(model)], timeout_s)
+            self.coef_ = read_liblinear_model(model, n_features)
         self.read_time_ = read
         self.wall_total_s_ = wall
         self.fit_time_ = max(wall - read, 0.0)
@@ -215,27 +201,13 @@ def liblinear_read_time(train: Path, C: float = 1.0, timeout_s: float | None = N
                         model: Path | None = None) -> float:
     """Wall seconds of LIBLINEAR ranksvm (``train -s 8``) reading ``train`` and stopping at once
     (``-e 1e30``): its parse time, which ``LiblinearRankSVM`` subtracts from its wall time."""
+    timeout_s = resolve_timeout(timeout_s, "liblinear_ranksvm")
     check_available("liblinear")
-    with tempfile.TemporaryDirectory(prefix="rankbench-liblinear-") as tmp:
-        out = model if model is not None else Path(tmp) / "model"
+    with peer_folder("liblinear") as tmp:
+        out = model if model is not None else tmp / "model"
         _, read = _Peer._run([str(program("liblinear")), "-s", "8", "-c", repr(float(C)), "-e", "1e30",
                               str(train), str(out)], timeout_s)
     return read
-
-
-def _read_liblinear_model(path: Path, n_features: int) -> np.ndarray:
-    lines = path.read_text().splitlines()
-    try:
-        i = lines.index("w")
-    except ValueError:
-        raise ValueError(f"{path}: no 'w' line in the LIBLINEAR model") from None
-    header = dict(ln.split(None, 1) for ln in lines[:i] if " " in ln)
-    if float(header.get("bias", "-1")) >= 0:
-        raise ValueError(f"{path}: a bias term is not expected for ranking")
-    w = np.array([float(ln.split()[0]) for ln in lines[i + 1:] if ln.strip()])
-    if w.shape[0] > n_features:
-        raise ValueError(f"{path}: {w.shape[0]} weights for {n_features} features")
-    return np.concatenate([w, np.zeros(n_features - w.shape[0])])
 
 
 # rankbench SPD learner -> sofia-ml --learner_type (the plain perceptron is sofia-ml's
@@ -259,13 +231,14 @@ class SofiaML(_Peer):
     (``--eta_type``), ``random_state`` (``--random_seed``).  ``fit_time_`` is the program's
     own "Time to complete training" (excludes reading the file); ``read_time_`` its "Time to
     read training data"; ``wall_total_s_`` the whole process.  The model's bias weight (sofia's
-    feature 0) is dropped: a ranking does not depend on it."""
+    feature 0) is dropped: a ranking does not depend on it.  ``timeout_s``: seconds before the
+    program is killed (TimeoutError); None means ``DEFAULT_TIMEOUT_S``."""
 
     peer = "sofia"
 
     def __init__(self, learner: str = "pegasos", lam: float = 1e-3, n_iter: int = 100_000,
                  C: float = 1.0, margin: float = 1.0, eta: str = "pegasos",
-                 random_state: int | None = 0, timeout_s: float | None = None,
+                 random_state: int | None = 0, timeout_s: float | None = DEFAULT_TIMEOUT_S,
                  verbose: bool = False):
         self.learner = learner
         self.lam = lam
@@ -282,11 +255,13 @@ class SofiaML(_Peer):
             raise ValueError(f"sofia_ml: learner {self.learner!r} is not one of {sorted(SOFIA_LEARNERS)}")
         if self.eta not in ("pegasos", "basic", "constant"):
             raise ValueError(f"sofia_ml: eta {self.eta!r} is not one of pegasos, basic, constant")
+        X, y, qid = self._inputs(X, y, qid)
+        timeout_s = resolve_timeout(self.timeout_s, "sofia_ml")
         check_available("sofia")
         n_features = X.shape[1]
         seed = 0 if self.random_state is None else int(self.random_state)
-        with tempfile.TemporaryDirectory(prefix="rankbench-sofia-") as tmp:
-            train, model = Path(tmp) / "train.dat", Path(tmp) / "model"
+        with peer_folder("sofia") as tmp:
+            train, model = tmp / "train.dat", tmp / "model"
             write_letor(train, X, y, qid)
             cmd = [str(program("sofia")), "--learner_type", SOFIA_LEARNERS[self.learner],
                    "--loop_type", "rank", "--lambda", repr(float(self.lam)),
@@ -298,11 +273,8 @@ class SofiaML(_Peer):
             if self.learner in ("margin_perceptron", "perceptron"):
                 margin = 0.0 if self.learner == "perceptron" else float(self.margin)
                 cmd += ["--perceptron_margin_size", repr(margin)]
-            out, wall = self._run(cmd, self.timeout_s, both=True)
-            w = np.array(model.read_text().split(), dtype=float)
-        if w.shape[0] != n_features + 1:
-            raise ValueError(f"sofia-ml wrote {w.shape[0]} weights for {n_features} features + bias")
-        self.coef_ = w[1:]
+            out, wall = self._run(cmd, timeout_s, both=True)
+            self.coef_ = read_sofia_model(model, n_features)
         t = re.search(r"Time to complete training: ([0-9.eE+-]+)", out)
         r = re.search(r"Time to read training data: ([0-9.eE+-]+)", out)
         self.fit_time_ = float(t.group(1)) if t else wall
@@ -350,6 +322,7 @@ class LiblinearPairs(_Peer):
                                     "liblinear-official; make peers installs it)") from None
         if self.loss not in ("squared_hinge", "hinge"):
             raise ValueError(f"liblinear_pairs: loss {self.loss!r} is not squared_hinge or hinge")
+        X, y, qid = self._inputs(X, y, qid)
         from rankbench.data.row_order import group_by_query
         from rankbench.objective import count_pairs
         from rankbench.objective.explicit_pairs import build_pairs
