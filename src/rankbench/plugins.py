@@ -22,11 +22,12 @@ T = TypeVar("T")
 
 
 def import_submodules(package: str) -> None:
-    """Import every module of ``package`` (not recursive) once; their import errors propagate."""
+    """Import every module of ``package`` (not recursive) once, or ``package`` itself when it is
+    a module; their import errors propagate."""
     if package in _IMPORTED:
         return
     pkg = importlib.import_module(package)
-    for info in pkgutil.iter_modules(pkg.__path__):
+    for info in pkgutil.iter_modules(getattr(pkg, "__path__", [])):
         if not info.name.startswith("_"):
             importlib.import_module(f"{package}.{info.name}")
     _IMPORTED.add(package)

@@ -38,6 +38,8 @@ from rankbench.store import ResultStore, stored_ok, to_jsonable
 from rankbench.sysinfo import PeakMemory, now
 
 log = logging.getLogger(__name__)
+# seconds an overrunning isolated run gets to unwind after SIGTERM before SIGKILL
+TERMINATE_GRACE_S = 10.0
 
 
 
@@ -202,6 +204,17 @@ def _run_and_store(spec: RunSpec, store_root: str, threads: int = 0,
     return records
 
 
+def _terminated(signum, frame) -> None:
+    raise SystemExit(128 + signum)  # unwinds: a peer's process group and folder are cleaned up
+
+
+def _isolated_child(spec: RunSpec, store_root: str, modules: tuple[str, ...]) -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminated)
+    _run_and_store(spec, store_root, 0, modules)
+
+
 def run_isolated(spec: RunSpec | dict[str, Any], store: ResultStore | str | os.PathLike,
                  timeout_s: float | None = None) -> dict[str, Any]:
     """Run one spec's unit in a fresh process and store its records; a crash or overrun is a
@@ -219,13 +232,16 @@ def run_isolated(spec: RunSpec | dict[str, Any], store: ResultStore | str | os.P
     started = now()
     # spawn: a clean interpreter, no fork of a parent holding threads (joblib, Ray, tqdm)
     proc = mp.get_context("spawn").Process(
-        target=_run_and_store, args=(s, str(store.root), 0, tuple(plugin_modules())), daemon=True)
+        target=_isolated_child, args=(s, str(store.root), tuple(plugin_modules())), daemon=True)
     proc.start()
     proc.join(timeout_s)
     reason = None
     if proc.is_alive():
-        proc.kill()
-        proc.join()
+        proc.terminate()  # SIGTERM first: the run unwinds (a peer it runs is killed with its group)
+        proc.join(TERMINATE_GRACE_S)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
         reason = f"TimeoutError: run exceeded timeout_s={timeout_s:g} s and was killed"
     elif proc.exitcode != 0:
         code = proc.exitcode

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from rankbench.plugins import Registry
+
 PerQuery = Callable[["QueryTable", "int | None"], np.ndarray]
 
 
@@ -60,7 +62,9 @@ class Metric:
         return [self.key]
 
 
-_METRICS: dict[str, Metric] = {}
+# the definitions module registers every metric (a module, not a package: the kernels' modules
+# of rankbench.metrics need numba, naming a metric must not)
+METRICS: Registry[Metric] = Registry("metric", ("rankbench.metrics.definitions",))
 
 
 def register_metric(key: str, description: str, *, default_cutoffs: Iterable[int] = (),
@@ -70,23 +74,19 @@ def register_metric(key: str, description: str, *, default_cutoffs: Iterable[int
     """Decorator: register ``function(table, k) -> per-query values`` under ``key``."""
 
     def deco(function: PerQuery) -> PerQuery:
-        if key in _METRICS and _METRICS[key].function is not function:
-            raise ValueError(f"metric {key!r} registered twice")
         metric = Metric(key, function, description, tuple(default_cutoffs), default, pooled,
                         convention, set_value, undefined)
         if metric.has_cutoff and not metric.default_cutoffs and default:
             raise ValueError(f"metric {key!r}: a cutoff metric held by every record needs "
                              "default_cutoffs")
-        _METRICS[key] = metric
+        METRICS.add(key, metric, module=function.__module__)
         return function
 
     return deco
 
 
 def _load() -> dict[str, Metric]:
-    import rankbench.metrics.definitions  # noqa: F401 - fills the registry
-
-    return _METRICS
+    return METRICS.items()
 
 
 def metrics() -> list[Metric]:
