@@ -58,7 +58,7 @@ def test_a_new_metric_is_one_decorated_function():
         with pytest.raises(ValueError, match="registered twice"):
             registry.register_metric(key, "again")(lambda t, k: None)
     finally:
-        registry._METRICS.pop(key, None)
+        registry.METRICS._items.pop(key, None)
     with pytest.raises(ValueError, match="unknown metric 'dcg_test@2'; known: ndcg@K, map"):
         evaluate(y, s, qid, ["dcg_test@2"])
 

@@ -92,4 +92,4 @@ def test_the_wheel_runs_a_sweep_and_results_from_another_directory(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     rows = [line for line in res.stdout.splitlines()[1:] if line.strip()]
     assert len(rows) == 15 and all("prsvm_plus" in r and ",ok," in r for r in rows), res.stdout
-    assert (work / "results" / "store" / "adhoc").is_dir()
+    assert (work / "results" / "local" / "adhoc").is_dir()  # an ad-hoc sweep goes to the local store
