@@ -321,6 +321,17 @@ class XProducts:
         sum_rows(acc_m, m)
         out += sq - m * m / tot
 
+    @classmethod
+    def warm_up(cls, X) -> None:
+        """Compile (or load from numba's cache) the kernels that only data of many rows reaches:
+        X^T z by two blocks of rows and the diagonal of one large query, on ``X`` (a toy)."""
+        n = X.shape[0]
+        prod = cls(X, np.array([0, n], dtype=np.int64))
+        prod.blocks = row_blocks(n, 2)
+        prod._acc_shape = (2, X.shape[1])
+        prod.rmatvec(np.ones(n))
+        prod.add_query_diag(np.ones(n), 0, n, np.zeros(X.shape[1]))
+
     def _second_acc(self, n_blocks: int) -> np.ndarray:
         if self._acc2 is None or self._acc2.shape[0] < n_blocks:
             self._acc2 = np.zeros((n_blocks, self.X.shape[1]))
