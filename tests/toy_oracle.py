@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from rankbench.objective import register_oracle
+from rankbench.objective.centring import ref_scratch
 from rankbench.objective.fused import (
     FUSED_FASTMATH,
     add_query_hess_rows,
@@ -69,38 +70,46 @@ def all_pairs_hess(query_ptr, qrank, z, m, c, d, gamma):
 
 
 @njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
-def all_pairs_fused_fun(dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qrank, n_levels,
-                        offs, wts, pows, prev, order, z, gz, diag, vals, acc, m0, c0):
+def all_pairs_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, w,
+                        query_ptr, qblocks, qrank, n_levels, offs, wts, pows, prev, order, z, gz,
+                        diag, vals, acc, m0, c0):
     for b in prange(qblocks.shape[0] - 1):
         row = acc[b]
         row[:] = 0.0
+        s = ref_scratch(ref_ptr, acc.shape[1])
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
             e = query_ptr[q + 1]
             vals[q] = 0.0
             if e == a:
                 continue
-            query_scores(dense, Xd, indptr, indices, data, w, a, e, prev, order, z, gz, diag)
+            query_scores(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e,
+                         w, prev, order, z, gz, diag)
             for p in range(offs.shape[0]):
                 vals[q] += _all_pairs_fun_query(a, e, qrank, z, m0 + offs[p], c0 * wts[p], pows[p],
                                                 gz, diag)
-            add_query_rows(dense, Xd, indptr, indices, data, a, e, gz, row)
+            add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                               e, gz, row)
 
 
 @njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
-def all_pairs_fused_hess(dense, Xd, indptr, indices, data, v, query_ptr, qblocks, qrank, n_levels,
-                         offs, wts, pows, order, z, diag, d, gamma, acc, m0, c0):
+def all_pairs_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, v,
+                         query_ptr, qblocks, qrank, n_levels, offs, wts, pows, order, z, diag, d,
+                         gamma, acc, m0, c0):
     for b in prange(qblocks.shape[0] - 1):
         row = acc[b]
         row[:] = 0.0
+        s = ref_scratch(ref_ptr, acc.shape[1])
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
             e = query_ptr[q + 1]
-            query_directions(dense, Xd, indptr, indices, data, v, a, e, d, gamma)
+            query_directions(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                             e, v, d, gamma)
             for p in range(offs.shape[0]):
                 if pows[p] == 2:
                     _all_pairs_hess_query(a, e, qrank, z, m0 + offs[p], c0 * wts[p], d, gamma)
-            add_query_hess_rows(dense, Xd, indptr, indices, data, a, e, diag, d, gamma, row)
+            add_query_hess_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                                e, diag, d, gamma, row)
 
 
 @register_oracle

@@ -268,15 +268,15 @@ class RankSVM(RankerMixin, EstimatorBase):
 
     def _convergence_advice(self, res) -> str:
         """What a user should change when the optimizer stopped before its stopping rule held."""
+        from rankbench.optim.accuracy import stop_advice
+
         acc = res.accuracy or {}
         reached = ", ".join(f"{k} {acc[k]:.3g}" for k in ("relative_decrement", "relative_certificate",
                                                            "relative_gap") if acc.get(k) is not None)
-        hint = ("raise max_iter" if ("max_iter" in res.message or "LIMIT" in res.message)
-                else "scale the features (e.g. query-level or standard normalisation) or lower C")
         return (f"RankSVM solver {self.solver!r} (C={self.C:g}) did not reach its stopping rule "
                 f"({acc.get('stopping_rule', '?')} <= tol={acc.get('tol')}) after {res.n_iter} "
                 f"iterations: {res.message}; reached {reached or 'unknown'}. Its objective may be "
-                f"off the optimum by more than tol (relative): {hint}, or pass a larger tol.")
+                f"off the optimum by more than tol (relative): {stop_advice(res.message, acc)}.")
 
     def decision_function(self, X):
         """Scores w.x (after the kernel map when ``kernel`` is set); O(nnz(X))."""

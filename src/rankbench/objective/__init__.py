@@ -21,6 +21,7 @@ import numpy as np
 
 from rankbench.objective.base import ORACLES, PairOracle, check_problem, register_oracle
 from rankbench.objective.losses import LOSSES, PairLoss, get_loss, loss_names
+from rankbench.objective.products import XProducts
 from rankbench.objective.query_levels import QueryLevels
 from rankbench.objective.score_order import sort_within_queries
 from rankbench.plugins import import_submodules
@@ -72,7 +73,11 @@ def pairs_with_margin(w, X, y, query_ptr, levels: QueryLevels | None = None) -> 
     lv = QueryLevels.from_labels(y, query_ptr) if levels is None else levels
     if lv.n_docs != y.shape[0]:
         raise ValueError(f"levels are of {lv.n_docs} documents, the data of {y.shape[0]}")
-    z = np.ascontiguousarray(np.asarray(X @ w, dtype=np.float64).ravel())
+    prod = XProducts(X, query_ptr, centre=True)
+    if prod.refs is not None:  # columns with an offset: their scores centred per query (exact margins)
+        z = prod.matvec(w)
+    else:
+        z = np.ascontiguousarray(np.asarray(X @ w, dtype=np.float64).ravel())
     order = sort_within_queries(z, query_ptr)
     active = tree_active_pairs(order, query_ptr, lv.qrank, lv.n_levels, z, 1.0)
     p = lv.n_pairs()

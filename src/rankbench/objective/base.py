@@ -124,8 +124,9 @@ class PairOracle:
         self._score_shift = None
         if self.delta_kind == "document" and rescaling == "margin" and not self.per_pair_costs:
             self._score_shift = self._document_shift()
-        # X v, X^T z and the Jacobi diagonal on every core (objective/products.py; no copy of X)
-        self._prod = XProducts(self.X, self.query_ptr)
+        # X v, X^T z and the Jacobi diagonal on every core (objective/products.py; no copy of X),
+        # each query's rows centred where a column has a large offset (objective/centring.py)
+        self._prod = XProducts(self.X, self.query_ptr, centre=True)
         self._xtg = None  # X^T dL/dz when a subclass's own pass of fun computed it
         self._gz: np.ndarray | None = None
         self._setup()
@@ -268,7 +269,8 @@ class PairOracle:
         return self.levels.n_pairs()
 
     def scores(self, w: np.ndarray) -> np.ndarray:
-        """z = X w; O(nnz(X))."""
+        """z = X w up to a constant per query (the rows centred where a column has an offset:
+        ``objective/centring.py``), which no pair loss sees; O(nnz(X))."""
         return self._prod.matvec(w)
 
     def loss_at_scores(self, z: np.ndarray) -> float:

@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit, prange
 
 from rankbench.objective.base import register_oracle
+from rankbench.objective.centring import ref_scratch
 from rankbench.objective.fused import (
     FUSED_FASTMATH,
     add_query_hess_rows,
@@ -54,9 +55,9 @@ def counting_hess(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, wei
 
 
 @njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
-def counting_fused_fun(dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qrank, n_levels, offs,
-                       wts, pows, prev, order, z, gz, diag, vals, acc, bucket_bounds, bucket_offsets,
-                       bucket_grank, M, W, border):
+def counting_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, w, query_ptr,
+                       qblocks, qrank, n_levels, offs, wts, pows, prev, order, z, gz, diag, vals,
+                       acc, bucket_bounds, bucket_offsets, bucket_grank, M, W, border):
     """The fused f+gradient pass (``objective/fused.py``): per query, z = X_q w, its sort (seeded
     by ``prev`` when non-empty), the order grouped by level into ``border``, the loss pieces with
     the level matrices M, W, and acc[block] += X_q^T gz_q.  Fills z, order, border, gz, diag and
@@ -65,6 +66,7 @@ def counting_fused_fun(dense, Xd, indptr, indices, data, w, query_ptr, qblocks, 
     for b in prange(qblocks.shape[0] - 1):
         row = acc[b]
         row[:] = 0.0
+        s = ref_scratch(ref_ptr, acc.shape[1])
         cursor = np.empty(kmax, dtype=np.int64)
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
@@ -72,7 +74,8 @@ def counting_fused_fun(dense, Xd, indptr, indices, data, w, query_ptr, qblocks, 
             if e == a:
                 vals[q] = 0.0
                 continue
-            query_scores(dense, Xd, indptr, indices, data, w, a, e, prev, order, z, gz, diag)
+            query_scores(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e,
+                         w, prev, order, z, gz, diag)
             val = 0.0
             if n_levels[q] >= 2:
                 _group_query(order, a, e, q, qrank, n_levels, bucket_bounds, bucket_offsets,
@@ -81,30 +84,34 @@ def counting_fused_fun(dense, Xd, indptr, indices, data, w, query_ptr, qblocks, 
                     val += _counting_fun_query(q, border, bucket_bounds, bucket_offsets,
                                                bucket_grank, n_levels, z, M, W, offs[p], wts[p],
                                                pows[p], gz, diag)
-                add_query_rows(dense, Xd, indptr, indices, data, a, e, gz, row)
+                add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                               e, gz, row)
             vals[q] = val
 
 
 @njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
-def counting_fused_hess(dense, Xd, indptr, indices, data, v, query_ptr, qblocks, qrank, n_levels,
-                        offs, wts, pows, order, z, diag, d, gamma, acc, bucket_bounds,
-                        bucket_offsets, bucket_grank, M, W, border):
+def counting_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, v,
+                        query_ptr, qblocks, qrank, n_levels, offs, wts, pows, order, z, diag, d,
+                        gamma, acc, bucket_bounds, bucket_offsets, bucket_grank, M, W, border):
     """The fused Hv pass: per query, d = X_q v, gamma of the squared pieces, then
     acc[block] += X_q^T (2 (diag d - gamma))_q, at the state of the last ``counting_fused_fun``."""
     for b in prange(qblocks.shape[0] - 1):
         row = acc[b]
         row[:] = 0.0
+        s = ref_scratch(ref_ptr, acc.shape[1])
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
             e = query_ptr[q + 1]
             if e == a or n_levels[q] < 2:
                 continue
-            query_directions(dense, Xd, indptr, indices, data, v, a, e, d, gamma)
+            query_directions(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                             e, v, d, gamma)
             for p in range(offs.shape[0]):
                 if pows[p] == 2:
                     _counting_hess_query(q, border, bucket_bounds, bucket_offsets, bucket_grank,
                                          n_levels, z, M, W, offs[p], wts[p], d, gamma)
-            add_query_hess_rows(dense, Xd, indptr, indices, data, a, e, diag, d, gamma, row)
+            add_query_hess_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                                e, diag, d, gamma, row)
 
 
 @register_oracle

@@ -111,13 +111,15 @@ class SweepOracle(PairOracle):
         return ()
 
     def _fused_common(self) -> tuple:
-        """(row arguments, query arguments) of both fused passes, made once."""
+        """(row arguments, query arguments) of both fused passes, made once: the rows are
+        ``dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals`` (``objective/fused.py``)."""
         if self._fused_args is None:
             X, lv = self.X, self.levels
             if sp.issparse(X):
                 rows = (False, _NO_DENSE, X.indptr, X.indices, X.data)
             else:
                 rows = (True, X, _NO_INT, _NO_INT, _NO_FLOAT)
+            rows += self._prod.kernel_refs  # the columns centred per query (centring.py)
             pieces = self._pieces()
             offs = np.array([p[0] for p in pieces], dtype=np.float64)
             wts = np.array([p[1] for p in pieces], dtype=np.float64)

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from rankbench.objective.base import register_oracle
+from rankbench.objective.centring import ref_scratch
 from rankbench.objective.fused import (
     FUSED_FASTMATH,
     add_query_hess_rows,
@@ -145,8 +146,9 @@ def tree_active_pairs(order, query_ptr, qrank, n_levels, z, m):
 
 
 @njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
-def tree_fused_fun(dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qrank, n_levels, offs,
-                   wts, pows, prev, order, z, gz, diag, vals, acc, m0, c0):
+def tree_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, w, query_ptr,
+                   qblocks, qrank, n_levels, offs, wts, pows, prev, order, z, gz, diag, vals, acc,
+                   m0, c0):
     """The fused f+gradient pass (``objective/fused.py``): per query, z = X_q w, its sort (seeded
     by ``prev`` when non-empty), the loss pieces (margin m0 + offs[p], weight c0 * wts[p]) and
     acc[block] += X_q^T gz_q.  Fills z, order, gz, diag and vals[q]."""
@@ -154,6 +156,7 @@ def tree_fused_fun(dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qran
     for b in prange(qblocks.shape[0] - 1):
         row = acc[b]
         row[:] = 0.0
+        s = ref_scratch(ref_ptr, acc.shape[1])
         F = np.empty(FW_LANES * (kmax + 1))
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
@@ -161,26 +164,30 @@ def tree_fused_fun(dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qran
             if e == a:
                 vals[q] = 0.0
                 continue
-            query_scores(dense, Xd, indptr, indices, data, w, a, e, prev, order, z, gz, diag)
+            query_scores(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e,
+                         w, prev, order, z, gz, diag)
             val = 0.0
             k = n_levels[q]
             if k >= 2:
                 for p in range(offs.shape[0]):
                     val += _tree_fun_query(order, a, e, k, qrank, z, m0 + offs[p], c0 * wts[p],
                                            pows[p], gz, diag, F)
-                add_query_rows(dense, Xd, indptr, indices, data, a, e, gz, row)
+                add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                               e, gz, row)
             vals[q] = val
 
 
 @njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
-def tree_fused_hess(dense, Xd, indptr, indices, data, v, query_ptr, qblocks, qrank, n_levels, offs,
-                    wts, pows, order, z, diag, d, gamma, acc, m0, c0):
+def tree_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, v, query_ptr,
+                    qblocks, qrank, n_levels, offs, wts, pows, order, z, diag, d, gamma, acc, m0,
+                    c0):
     """The fused Hv pass: per query, d = X_q v, gamma of the squared pieces, then
     acc[block] += X_q^T (2 (diag d - gamma))_q, at the state of the last ``tree_fused_fun``."""
     kmax = _max_levels(n_levels)
     for b in prange(qblocks.shape[0] - 1):
         row = acc[b]
         row[:] = 0.0
+        s = ref_scratch(ref_ptr, acc.shape[1])
         fs = np.empty(kmax + 1)
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
@@ -188,12 +195,14 @@ def tree_fused_hess(dense, Xd, indptr, indices, data, v, query_ptr, qblocks, qra
             k = n_levels[q]
             if e == a or k < 2:
                 continue
-            query_directions(dense, Xd, indptr, indices, data, v, a, e, d, gamma)
+            query_directions(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                             e, v, d, gamma)
             for p in range(offs.shape[0]):
                 if pows[p] == 2:
                     _tree_hess_query(order, a, e, k, qrank, z, m0 + offs[p], c0 * wts[p], d,
                                      gamma, fs)
-            add_query_hess_rows(dense, Xd, indptr, indices, data, a, e, diag, d, gamma, row)
+            add_query_hess_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                                e, diag, d, gamma, row)
 
 
 @register_oracle
