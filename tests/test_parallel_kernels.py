@@ -188,7 +188,7 @@ def test_fused_pass_equals_the_separate_products(oracle, sparse, loss):
     fused = make_oracle(oracle, X, y, ptr, C=0.3, loss=loss)
     plain = make_oracle(oracle, X, y, ptr, C=0.3, loss=loss)
     assert fused._fused  # the queries fill enough blocks to fuse
-    plain._fused_kind = None  # the separate products of the base class
+    plain.fused_kernels = None  # the separate products of the base class
     for _ in range(3):  # later calls start their sort from the previous order
         w = rng.standard_normal(X.shape[1])
         assert fused.fun(w) == pytest.approx(plain.fun(w), rel=1e-13)

@@ -27,9 +27,8 @@ import scipy.sparse as sp
 from rankbench.data.ranking_data import RankingData, max_abs
 from rankbench.estimators.base import EstimatorBase, RankerMixin, convergence_warning
 from rankbench.estimators.registry import register_solver
-from rankbench.objective import ORACLES, make_oracle, pairs_with_margin
+from rankbench.objective import ORACLES, pairs_with_margin
 from rankbench.objective.base import check_C
-from rankbench.objective.products import XProducts
 from rankbench.optim.newton_cg import WARM, WarmStart
 from rankbench.optim.registry import (
     check_pairing,
@@ -44,19 +43,19 @@ from rankbench.parallel import numba_threads, resolve_n_jobs
 KERNEL_PARAMS = ("kernel", "n_components", "gamma")
 
 
-WARM_UP_ORACLES = ("pairs", "counting", "tree", "direct", "joachims")
 _WARM: set[tuple[str, bool]] = set()  # (oracle, sparse) whose kernels are loaded
 
 
 def warm_up_kernels(oracles: tuple[str, ...] | None = None, sparse: bool | None = None) -> float:
-    """Compile (or load from numba's cache) the kernels of ``oracles`` (None: every oracle of
-    ``WARM_UP_ORACLES``) with both the squared hinge and the hinge loss, on a tiny problem,
-    dense and, with ``sparse`` True (None: the tree oracle only, as CSR), on CSR input; plus
-    ``pairs_with_margin``.  Each (oracle, layout) is warmed once per process; returns the
-    seconds spent.  ``RankSVM.fit`` warms its own oracle only, so a first run after a fresh
-    install compiles what it uses, not every oracle."""
+    """Compile (or load from numba's cache) the kernels of ``oracles`` (None: every registered
+    oracle with numba kernels of its own) by each class's ``warm_up``, dense and, with ``sparse``
+    True (None: the tree oracle only, as CSR), on CSR input; plus ``pairs_with_margin``.  Each
+    (oracle, layout) is warmed once per process; returns the seconds spent.  ``RankSVM.fit``
+    warms its own oracle only, so a first run after a fresh install compiles what it uses, not
+    every oracle."""
     todo = []
-    for name in WARM_UP_ORACLES if oracles is None else oracles:
+    names = [n for n, cls in ORACLES.items() if cls.numba_kernels] if oracles is None else oracles
+    for name in names:
         todo.append((name, False))
         if sparse or (sparse is None and name == "tree"):
             todo.append((name, True))
@@ -64,28 +63,11 @@ def warm_up_kernels(oracles: tuple[str, ...] | None = None, sparse: bool | None 
     if not todo:
         return 0.0
     t = time.perf_counter()
-    X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [1.0, 1.0]])
-    y = np.array([2, 0, 1, 0])
-    ptr = np.array([0, 4], dtype=np.int64)
     for name, is_sparse in todo:
-        for loss in ("squared_hinge", "hinge"):
-            o = make_oracle(name, sp.csr_matrix(X) if is_sparse else X, y, ptr, C=1.0, loss=loss)
-            o.fun(np.array([0.1, -0.2]))
-            o.grad(np.array([0.1, -0.2]))
-            if o.loss.has_hessian:
-                o.hess_vec(np.ones(2))
-                o.hess_diag()
-            if o._fused_kind is not None:  # the fused passes, used on many-query data
-                o._fused_fun(np.array([0.1, -0.2]))
-                if o.loss.has_hessian:
-                    o._fused_hess_vec(np.ones(2))
-            # X^T z by blocks of rows (data of >= 8192 rows; the toy has one block)
-            prod = XProducts(o.X, ptr)
-            prod.blocks, prod._acc_shape = np.array([0, 2, 4], dtype=np.int64), (2, X.shape[1])
-            prod.rmatvec(np.ones(4))
-            prod.add_query_diag(np.ones(4), 0, 4, np.zeros(X.shape[1]))  # one large query's
+        ORACLES[name].warm_up(sparse=is_sparse)
         _WARM.add((name, is_sparse))
-    pairs_with_margin(np.ones(2), X, y, ptr)
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [1.0, 1.0]])
+    pairs_with_margin(np.ones(2), X, np.array([2, 0, 1, 0]), np.array([0, 4], dtype=np.int64))
     max_abs(X)  # check_representable's, inside the timed part of fit
     max_abs(sp.csr_matrix(X))
     return time.perf_counter() - t
@@ -312,15 +294,15 @@ class RankSVM(RankerMixin, EstimatorBase):
 
     def _convergence_advice(self, res) -> str:
         """What a user should change when the optimizer stopped before its stopping rule held."""
+        from rankbench.optim.accuracy import stop_advice
+
         acc = res.accuracy or {}
         reached = ", ".join(f"{k} {acc[k]:.3g}" for k in ("relative_decrement", "relative_certificate",
                                                            "relative_gap") if acc.get(k) is not None)
-        hint = ("raise max_iter" if ("max_iter" in res.message or "LIMIT" in res.message)
-                else "scale the features (e.g. query-level or standard normalisation) or lower C")
         return (f"RankSVM solver {self.solver!r} (C={self.C:g}) did not reach its stopping rule "
                 f"({acc.get('stopping_rule', '?')} <= tol={acc.get('tol')}) after {res.n_iter} "
                 f"iterations: {res.message}; reached {reached or 'unknown'}. Its objective may be "
-                f"off the optimum by more than tol (relative): {hint}, or pass a larger tol.")
+                f"off the optimum by more than tol (relative): {stop_advice(res.message, acc)}.")
 
     def decision_function(self, X):
         """Scores w.x (after the kernel map when ``kernel`` is set); O(nnz(X))."""

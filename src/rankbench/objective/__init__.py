@@ -9,42 +9,47 @@ Alg. (I), Joachims 2006: one sweep per level).  The loss is an
 object (``losses.py``): a sum of shifted hinge / squared-hinge pieces, which every oracle
 evaluates, or a smooth loss, which pairs and brute evaluate exactly and counting and tree
 through its piecewise approximation (``logistic.py``).
+
+``ORACLES`` holds every class decorated with ``@register_oracle`` (``objective/base.py``); this
+package imports all its modules (``rankbench.plugins.import_submodules``), so an oracle in a new
+module of it is found with no other edit, and one defined elsewhere registers on import.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from rankbench.objective.base import PairOracle, check_problem
-from rankbench.objective.brute_force import BruteForceOracle
-from rankbench.objective.counting import CountingOracle
-from rankbench.objective.direct import DirectOracle
-from rankbench.objective.explicit_pairs import ExplicitPairsOracle
-from rankbench.objective.joachims import JoachimsOracle
+from rankbench.objective.base import ORACLES, PairOracle, check_problem, register_oracle
 from rankbench.objective.losses import LOSSES, PairLoss, get_loss, loss_names
+from rankbench.objective.products import XProducts
 from rankbench.objective.query_levels import QueryLevels
 from rankbench.objective.score_order import sort_within_queries
-from rankbench.objective.tree import TreeOracle, tree_active_pairs
+from rankbench.plugins import import_submodules
 
-ORACLES: dict[str, type[PairOracle]] = {
-    "brute": BruteForceOracle,
-    "pairs": ExplicitPairsOracle,
-    "counting": CountingOracle,
-    "tree": TreeOracle,
-    "direct": DirectOracle,
-    "joachims": JoachimsOracle,
-}
+# isort: off
+# the package's oracles register in the papers' order (PRSVM's pairs, PRSVM+'s counting, Lee &
+# Lin's tree, direct and Joachims), which error messages and solver listings follow
+from rankbench.objective.brute_force import BruteForceOracle
+from rankbench.objective.explicit_pairs import ExplicitPairsOracle
+from rankbench.objective.counting import CountingOracle
+from rankbench.objective.tree import TreeOracle, tree_active_pairs
+from rankbench.objective.direct import DirectOracle
+from rankbench.objective.joachims import JoachimsOracle
+# isort: on
+
+import_submodules(__name__)  # every other module of the package: its oracles register on import
 
 __all__ = [
     "LOSSES", "ORACLES", "BruteForceOracle", "CountingOracle", "DirectOracle", "ExplicitPairsOracle",
     "JoachimsOracle", "PairLoss", "PairOracle", "QueryLevels", "TreeOracle", "count_pairs", "get_loss",
-    "loss_names", "make_oracle", "pairs_with_margin", "ranksvm_objective",
+    "loss_names", "make_oracle", "pairs_with_margin", "ranksvm_objective", "register_oracle",
 ]
 
 
 def make_oracle(name: str, X, y, query_ptr=None, C: float = 1.0, loss: str | PairLoss = "squared_hinge",
                 **kwargs) -> PairOracle:
-    """Build the oracle called ``name`` (brute | pairs | counting | tree | direct | joachims) for (X, y, query_ptr)."""
+    """Build the oracle registered as ``name`` (brute | pairs | counting | tree | direct | joachims
+    | any other of ``ORACLES``) for (X, y, query_ptr)."""
     if name not in ORACLES:
         raise ValueError(f"unknown oracle {name!r}; expected one of {', '.join(ORACLES)}")
     return ORACLES[name](X, y, query_ptr, C=C, loss=loss, **kwargs)
@@ -68,7 +73,11 @@ def pairs_with_margin(w, X, y, query_ptr, levels: QueryLevels | None = None) -> 
     lv = QueryLevels.from_labels(y, query_ptr) if levels is None else levels
     if lv.n_docs != y.shape[0]:
         raise ValueError(f"levels are of {lv.n_docs} documents, the data of {y.shape[0]}")
-    z = np.ascontiguousarray(np.asarray(X @ w, dtype=np.float64).ravel())
+    prod = XProducts(X, query_ptr, centre=True)
+    if prod.refs is not None:  # columns with an offset: their scores centred per query (exact margins)
+        z = prod.matvec(w)
+    else:
+        z = np.ascontiguousarray(np.asarray(X @ w, dtype=np.float64).ravel())
     order = sort_within_queries(z, query_ptr)
     active = tree_active_pairs(order, query_ptr, lv.qrank, lv.n_levels, z, 1.0)
     p = lv.n_pairs()

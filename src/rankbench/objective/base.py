@@ -9,6 +9,11 @@ it computes the scores, the sort and the per-document counts those reuse.
 An oracle class declares the loss families it evaluates (``loss_families``); what it can
 answer for a given loss (``methods``: fun, subgrad, grad, hess_vec, hess_diag) follows from
 the loss, so an optimizer x oracle x loss combination is checked before any data is read.
+
+An oracle class registers itself with ``@register_oracle`` (it is then ``ORACLES[cls.name]`` and
+every optimizer pairs with it as the solver ``<optimizer>_<name>``); the modules of
+``rankbench.objective`` are imported by the package (``rankbench.plugins.import_submodules``), so
+a new oracle is one new module.  ``warm_up(sparse)`` compiles what a class runs, on a toy problem.
 """
 
 from __future__ import annotations
@@ -59,17 +64,38 @@ def check_C(C) -> float:
     return C
 
 
-FUSED_MIN_BLOCKS = 8
-_NO_DENSE = np.empty((0, 0))
-_NO_INT = np.empty(0, dtype=np.int32)
-_NO_INT64 = np.empty(0, dtype=np.int64)
-_NO_FLOAT = np.empty(0)
+# every registered oracle class by name, in registration order (the package's own first)
+ORACLES: dict[str, type[PairOracle]] = {}
+
+
+def register_oracle(cls: type[PairOracle]) -> type[PairOracle]:
+    """Class decorator: register ``cls`` in ``ORACLES`` under ``cls.name``; ValueError when the
+    name is not an identifier or another class holds it."""
+    name = cls.name
+    if not isinstance(name, str) or not name.isidentifier() or name == PairOracle.name:
+        raise ValueError(f"oracle class {cls.__qualname__}: name {name!r} must be an identifier "
+                         f"other than {PairOracle.name!r}")
+    old = ORACLES.get(name)
+    if old is not None and (old.__module__, old.__qualname__) != (cls.__module__, cls.__qualname__):
+        raise ValueError(f"oracle {name!r} registered twice: {old.__module__}.{old.__qualname__} "
+                         f"and {cls.__module__}.{cls.__qualname__}")
+    ORACLES[name] = cls
+    return cls
+
+
+# the toy problem every oracle class compiles its kernels on (``PairOracle.warm_up``)
+_TOY_X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [1.0, 1.0]])
+_TOY_Y = np.array([2, 0, 1, 0])
+_TOY_PTR = np.array([0, 4], dtype=np.int64)
 
 
 class PairOracle:
     """Base class of the pair oracles; subclasses implement ``_loss_grad_z`` and ``_hess_z``."""
 
     name = "base"
+    # whether the class runs numba kernels of its own, which ``warm_up_kernels`` compiles ahead
+    # (brute is plain numpy)
+    numba_kernels = True
     # (rescaling, kind of pair cost) pairs this oracle evaluates (Chapelle sect. 6.2): label-pair
     # costs by counting per pair of levels; ("margin", "document") by shifting every score by
     # -delta_i (any oracle with one margin); position costs and per-document slack need every pair
@@ -98,12 +124,10 @@ class PairOracle:
         self._score_shift = None
         if self.delta_kind == "document" and rescaling == "margin" and not self.per_pair_costs:
             self._score_shift = self._document_shift()
-        # X v, X^T z and the Jacobi diagonal on every core (objective/products.py; no copy of X)
-        self._prod = XProducts(self.X, self.query_ptr)
-        self._xtg = None  # X^T dL/dz when the fused pass of fun computed it
-        self._fused_args = None
-        # z, dL/dz and the curvature of the fused pass, overwritten by each fun
-        self._fused_bufs = None
+        # X v, X^T z and the Jacobi diagonal on every core (objective/products.py; no copy of X),
+        # each query's rows centred where a column has a large offset (objective/centring.py)
+        self._prod = XProducts(self.X, self.query_ptr, centre=True)
+        self._xtg = None  # X^T dL/dz when a subclass's own pass of fun computed it
         self._gz: np.ndarray | None = None
         self._setup()
 
@@ -118,8 +142,6 @@ class PairOracle:
         approx = loss.approximation
         if approx is not None and approx.family in cls.loss_families:
             return approx
-        from rankbench.objective import ORACLES
-
         able = [name for name, o in ORACLES.items() if loss.family in o.loss_families]
         raise ValueError(f"the {cls.name} oracle evaluates {' and '.join(sorted(cls.loss_families))} "
                          f"losses (sums of shifted hinge / squared-hinge pieces) and the {loss.name} loss "
@@ -148,8 +170,6 @@ class PairOracle:
         delta = "gain_difference" if delta is None else delta
         kind = delta_kind(delta)
         if (rescaling, kind) not in cls.rescalings:
-            from rankbench.objective import ORACLES
-
             able = [name for name, o in ORACLES.items() if (rescaling, kind) in o.rescalings]
             what = {"label": "label-pair", "position": "position-based (DCG swap)",
                     "document": "per-document (delta_i - delta_j)^2"}[kind]
@@ -199,89 +219,31 @@ class PairOracle:
         return out
 
     def __copy__(self):
-        """A shallow copy sharing the data but not the buffers the fused pass writes in place (the
-        order and the z / dL/dz / curvature buffers): TRON's cg_history probe evaluates f on a
-        copy without touching the original's state at its own w."""
+        """A shallow copy sharing the data; a subclass whose fun writes buffers in place gives
+        the copy its own (``SweepOracle``): TRON's cg_history probe evaluates f on a copy
+        without touching the original's state at its own w."""
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
-        new._fused_bufs = None
-        if "_order" in new.__dict__:
-            new._order = None
-        if "_border" in new.__dict__:
-            new._border = None
         return new
 
-    # one read of X per evaluation (objective/fused.py) -----------------------------------
-    # 0 = tree, 1 = counting: oracles whose per-query passes fuse with the X products
-    _fused_kind: int | None = None
+    @classmethod
+    def warm_up(cls, sparse: bool = False) -> None:
+        """Compile (or load from numba's cache) the kernels this class runs, on a toy problem
+        (dense, or CSR with ``sparse``), with the squared hinge and the hinge loss: f, gradient,
+        Hv and the Jacobi diagonal, and the X products of many rows (``XProducts.warm_up``)."""
+        X = sp.csr_matrix(_TOY_X) if sparse else _TOY_X
+        w, v = np.array([0.1, -0.2]), np.ones(2)
+        for loss in ("squared_hinge", "hinge"):
+            cls(X, _TOY_Y, _TOY_PTR, C=1.0, loss=loss)._warm_up_paths(w, v)
+        XProducts.warm_up(X)
 
-    @property
-    def _fused(self) -> bool:
-        """Fuse when the queries fill at least FUSED_MIN_BLOCKS blocks (a choice made by the data,
-        not the thread count); one or a few large queries (AUC problems) keep the separate,
-        row-parallel products instead."""
-        return (self._fused_kind is not None
-                and self._prod.qblocks.shape[0] - 1 >= FUSED_MIN_BLOCKS)
-
-    def _fused_common(self) -> tuple:
-        if self._fused_args is None:
-            X, lv = self.X, self.levels
-            if sp.issparse(X):
-                rows = (False, _NO_DENSE, X.indptr, X.indices, X.data)
-            else:
-                rows = (True, X, _NO_INT, _NO_INT, _NO_FLOAT)
-            pieces = self._pieces()
-            offs = np.array([p[0] for p in pieces], dtype=np.float64)
-            wts = np.array([p[1] for p in pieces], dtype=np.float64)
-            pows = np.array([p[2] for p in pieces], dtype=np.int64)
-            m0, c0 = (getattr(self, "_m", 0.0), getattr(self, "_c", 0.0))
-            self._fused_args = (np.int64(self._fused_kind),) + rows, (
-                lv.query_ptr, self._prod.qblocks, lv.qrank, lv.n_levels, lv.bucket_bounds,
-                lv.bucket_offsets, lv.bucket_grank, self.margin, self.weight, float(m0), float(c0),
-                offs, wts, pows)
-        return self._fused_args
-
-    def _fused_fun(self, w: np.ndarray) -> float:
-        """L(Xw) with dL/dz, the Hessian state and X^T dL/dz in one pass over X."""
-        from rankbench.objective.fused import fused_fun
-        from rankbench.objective.products import sum_rows
-
-        head, tail = self._fused_common()
-        n = self.n_docs
-        prev = self._order if self._order is not None else _NO_INT64
-        order = self._order if self._order is not None else np.empty(n, dtype=np.int64)
-        if self._fused_kind == 1:
-            border = self._border if self._border is not None else np.empty(n, dtype=np.int64)
-        else:
-            border = _NO_INT64
-        if self._fused_bufs is None:  # reused by every later call: no second copy at a trial point
-            self._fused_bufs = (np.empty(n), np.empty(n), np.empty(n))
-        z, gz, diag = self._fused_bufs
-        vals = np.empty(self.query_ptr.shape[0] - 1)
-        acc = self._prod.acc[: self._prod.qblocks.shape[0] - 1]
-        fused_fun(*head, np.ascontiguousarray(w, dtype=np.float64), *tail, prev, order, border, z,
-                  gz, diag, vals, acc)
-        xtg = np.empty(self.n_features)
-        sum_rows(acc, xtg)
-        self._order, self._z, self._diag, self._gz, self._xtg = order, z, diag, gz, xtg
-        if self._fused_kind == 1:
-            self._border = border
-        return float(vals.sum())
-
-    def _fused_hess_vec(self, v: np.ndarray) -> np.ndarray:
-        """X^T H_L X v in one pass over X, at the state of the last ``fun``."""
-        from rankbench.objective.fused import fused_hess_vec
-        from rankbench.objective.products import sum_rows
-
-        head, tail = self._fused_common()
-        n = self.n_docs
-        border = self._border if self._fused_kind == 1 else _NO_INT64
-        acc = self._prod.acc[: self._prod.qblocks.shape[0] - 1]
-        fused_hess_vec(*head, np.ascontiguousarray(v, dtype=np.float64), *tail, self._order, border,
-                       self._z, self._diag, np.empty(n), np.empty(n), acc)
-        out = np.empty(self.n_features)
-        sum_rows(acc, out)
-        return out
+    def _warm_up_paths(self, w: np.ndarray, v: np.ndarray) -> None:
+        """Run every evaluation path of this instance once (``warm_up``)."""
+        self.fun(w)
+        self.grad(w)
+        if self.loss.has_hessian:
+            self.hess_vec(v)
+            self.hess_diag()
 
     # subclass hooks -----------------------------------------------------------------
     def _setup(self) -> None:
@@ -307,7 +269,8 @@ class PairOracle:
         return self.levels.n_pairs()
 
     def scores(self, w: np.ndarray) -> np.ndarray:
-        """z = X w; O(nnz(X))."""
+        """z = X w up to a constant per query (the rows centred where a column has an offset:
+        ``objective/centring.py``), which no pair loss sees; O(nnz(X))."""
         return self._prod.matvec(w)
 
     def loss_at_scores(self, z: np.ndarray) -> float:
@@ -323,9 +286,11 @@ class PairOracle:
     def fun(self, w: np.ndarray) -> float:
         """f(w) = 1/2 ||w||^2 + C L(Xw); caches what grad and hess_vec at this w reuse."""
         w = np.asarray(w, dtype=np.float64)
-        if self._fused and self._score_shift is None:
-            return 0.5 * float(w @ w) + self.C * self._fused_fun(w)
-        return 0.5 * float(w @ w) + self.C * self.loss_at_scores(self.scores(w))
+        return 0.5 * float(w @ w) + self.C * self._loss_at(w)
+
+    def _loss_at(self, w: np.ndarray) -> float:
+        """L(Xw), caching dL/dz and the Hessian state (a subclass may fuse it with the products)."""
+        return self.loss_at_scores(self.scores(w))
 
     def grad(self, w: np.ndarray) -> np.ndarray:
         """Gradient (subgradient for the hinge) at the w of the last ``fun`` call; O(nnz(X))."""
@@ -350,8 +315,10 @@ class PairOracle:
         self._check_hessian()
         if self._gz is None:
             raise RuntimeError("call fun(w) before hess_vec(v)")
-        if self._fused:
-            return self._fused_hess_vec(v)
+        return self._loss_hess_products(v)
+
+    def _loss_hess_products(self, v: np.ndarray) -> np.ndarray:
+        """X^T H_L X v at the state of the last ``fun`` (a subclass may fuse it)."""
         return self._prod.rmatvec(self._hess_z(self.scores(v)))
 
     def hess_diag(self) -> np.ndarray:

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankbench.objective.base import PairOracle
+from rankbench.objective.base import PairOracle, register_oracle
 
 
+@register_oracle
 class BruteForceOracle(PairOracle):
     """Every pair of every query, with dense per-query Hessians in score space."""
 
     name = "brute"
+    numba_kernels = False  # plain numpy: nothing of its own to compile ahead
     rescalings = frozenset((r, k) for r in ("margin", "slack") for k in ("label", "position", "document"))
     per_pair_costs = True
     loss_families = frozenset({"piecewise", "smooth"})

@@ -15,9 +15,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from rankbench.objective.base import PairOracle
-from rankbench.objective.score_order import group_order_by_level, sort_within_queries
-from rankbench.objective.sweeps import _counting_fun_query, _counting_hess_query
+from rankbench.objective.base import register_oracle
+from rankbench.objective.centring import ref_scratch
+from rankbench.objective.fused import (
+    FUSED_FASTMATH,
+    add_query_hess_rows,
+    add_query_rows,
+    query_directions,
+    query_scores,
+)
+from rankbench.objective.score_order import _group_query, group_order_by_level
+from rankbench.objective.sweep_oracle import SweepOracle
+from rankbench.objective.sweeps import _counting_fun_query, _counting_hess_query, _max_levels
 
 
 @njit(cache=True, parallel=True)
@@ -45,41 +54,106 @@ def counting_hess(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, wei
                              gamma)
 
 
-class CountingOracle(PairOracle):
+@njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
+def counting_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, w, query_ptr,
+                       qblocks, qrank, n_levels, offs, wts, pows, prev, order, z, gz, diag, vals,
+                       acc, bucket_bounds, bucket_offsets, bucket_grank, M, W, border):
+    """The fused f+gradient pass (``objective/fused.py``): per query, z = X_q w, its sort (seeded
+    by ``prev`` when non-empty), the order grouped by level into ``border``, the loss pieces with
+    the level matrices M, W, and acc[block] += X_q^T gz_q.  Fills z, order, border, gz, diag and
+    vals[q]."""
+    kmax = _max_levels(n_levels)
+    for b in prange(qblocks.shape[0] - 1):
+        row = acc[b]
+        row[:] = 0.0
+        s = ref_scratch(ref_ptr, acc.shape[1])
+        cursor = np.empty(kmax, dtype=np.int64)
+        for q in range(qblocks[b], qblocks[b + 1]):
+            a = query_ptr[q]
+            e = query_ptr[q + 1]
+            if e == a:
+                vals[q] = 0.0
+                continue
+            query_scores(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e,
+                         w, prev, order, z, gz, diag)
+            val = 0.0
+            if n_levels[q] >= 2:
+                _group_query(order, a, e, q, qrank, n_levels, bucket_bounds, bucket_offsets,
+                             border, cursor)
+                for p in range(offs.shape[0]):
+                    val += _counting_fun_query(q, border, bucket_bounds, bucket_offsets,
+                                               bucket_grank, n_levels, z, M, W, offs[p], wts[p],
+                                               pows[p], gz, diag)
+                add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                               e, gz, row)
+            vals[q] = val
+
+
+@njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
+def counting_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, v,
+                        query_ptr, qblocks, qrank, n_levels, offs, wts, pows, order, z, diag, d,
+                        gamma, acc, bucket_bounds, bucket_offsets, bucket_grank, M, W, border):
+    """The fused Hv pass: per query, d = X_q v, gamma of the squared pieces, then
+    acc[block] += X_q^T (2 (diag d - gamma))_q, at the state of the last ``counting_fused_fun``."""
+    for b in prange(qblocks.shape[0] - 1):
+        row = acc[b]
+        row[:] = 0.0
+        s = ref_scratch(ref_ptr, acc.shape[1])
+        for q in range(qblocks[b], qblocks[b + 1]):
+            a = query_ptr[q]
+            e = query_ptr[q + 1]
+            if e == a or n_levels[q] < 2:
+                continue
+            query_directions(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                             e, v, d, gamma)
+            for p in range(offs.shape[0]):
+                if pows[p] == 2:
+                    _counting_hess_query(q, border, bucket_bounds, bucket_offsets, bucket_grank,
+                                         n_levels, z, M, W, offs[p], wts[p], d, gamma)
+            add_query_hess_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                                e, diag, d, gamma, row)
+
+
+@register_oracle
+class CountingOracle(SweepOracle):
     """PRSVM+'s oracle: sort once per query, then count per pair of relevance levels (O(nk))."""
 
     name = "counting"
-    _fused_kind = 1
+    fused_kernels = (counting_fused_fun, counting_fused_hess)
     # label-pair costs level pair by level pair; per-document margins (delta_i - delta_j)^2 by
     # the score shift of the base class (Chapelle sect. 6.2's O(n log n) special case)
     rescalings = frozenset({("margin", "label"), ("slack", "label"), ("margin", "document")})
 
     def _setup(self) -> None:
+        super()._setup()
         self._border = None
-        self._order = None
-        self._z = None
-        self._diag = None
 
-    def _loss_grad_z(self, z):
-        lv = self.levels
-        order = sort_within_queries(z, lv.query_ptr, self._order)  # seeded by the last order
-        border = group_order_by_level(order, lv.query_ptr, lv.qrank, lv.n_levels,
-                                      lv.bucket_bounds, lv.bucket_offsets)
-        gz = np.zeros_like(z)
-        diag = np.zeros_like(z)
-        value = 0.0
-        for off, weight, power in self._pieces():
-            value += counting_fun(border, lv.bucket_bounds, lv.bucket_offsets, lv.bucket_grank,
-                                  lv.n_levels, z, self.margin, self.weight, off, weight,
-                                  power, gz, diag)
-        self._border, self._order, self._z, self._diag = border, order, z, diag
-        return value, gz
+    def __copy__(self):
+        new = super().__copy__()
+        new._border = None  # written in place by the fused pass
+        return new
 
-    def _hess_z(self, d):
+    def _after_sort(self):
         lv = self.levels
-        gamma = np.zeros_like(d)
-        for off, weight, power in self._pieces():
-            if power == 2:  # a hinge piece has no curvature
-                counting_hess(self._border, lv.bucket_bounds, lv.bucket_offsets, lv.bucket_grank,
-                              lv.n_levels, self._z, self.margin, self.weight, off, weight, d, gamma)
-        return 2.0 * (self._diag * d - gamma)
+        self._border = group_order_by_level(self._order, lv.query_ptr, lv.qrank, lv.n_levels,
+                                            lv.bucket_bounds, lv.bucket_offsets)
+
+    def _fun_piece(self, z, off, weight, power, gz, diag):
+        lv = self.levels
+        return counting_fun(self._border, lv.bucket_bounds, lv.bucket_offsets, lv.bucket_grank,
+                            lv.n_levels, z, self.margin, self.weight, off, weight, power, gz, diag)
+
+    def _hess_piece(self, d, off, weight, gamma):
+        lv = self.levels
+        counting_hess(self._border, lv.bucket_bounds, lv.bucket_offsets, lv.bucket_grank,
+                      lv.n_levels, self._z, self.margin, self.weight, off, weight, d, gamma)
+
+    def _fused_hess_extra(self):
+        lv = self.levels
+        return (lv.bucket_bounds, lv.bucket_offsets, lv.bucket_grank, self.margin, self.weight,
+                self._border)
+
+    def _fused_fun_extra(self):
+        if self._border is None:  # reused by every later call, as the order
+            self._border = np.empty(self.n_docs, dtype=np.int64)
+        return self._fused_hess_extra()

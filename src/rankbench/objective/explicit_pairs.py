@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rankbench.objective.base import PairOracle
+from rankbench.objective.base import PairOracle, register_oracle
 
 
 @njit(cache=True)
@@ -92,6 +92,7 @@ def pairs_hess(hi, lo, dcoef, d):
     return out
 
 
+@register_oracle
 class ExplicitPairsOracle(PairOracle):
     """PRSVM's oracle over the explicit sparse pair matrix A (O(p) memory and time)."""
 

@@ -1,4 +1,4 @@
-"""One read of X per f+gradient and per Hessian-vector product (tree and counting oracles).
+"""One read of X per f+gradient and per Hessian-vector product: the pieces of a fused pass.
 
 The pair loss is a sum over queries, and a query's rows are few (tens to hundreds): for each
 query, z_q = X_q w, its sort, its loss pass and X_q^T (dL/dz)_q run back to back while X_q is
@@ -6,31 +6,28 @@ in cache, so X is read from memory once per evaluation instead of twice (X w, th
 Hv is fused the same way (X_q v, the query's Hessian pass, X_q^T (H d)_q).  Queries run in
 parallel in blocks fixed by the data (``products.query_blocks``); each block adds into its own
 row of the accumulator and the rows are summed in order, so the result is the same with any
-number of threads.  Dense X (C order) and CSR share the kernels: ``dense`` picks the row form.
+number of threads.  Dense X (C order) and CSR share the pieces: ``dense`` picks the row form.
+The row arguments of every piece, ``dense, Xd, indptr, indices, data, ref_ptr, ref_cols,
+ref_vals``, end with the columns centred per query (``objective/centring.py``; empty: none), which
+a piece subtracts on the fly through the block's scratch row ``s`` (``centring.ref_scratch``).
+
+An oracle with a fused fast path (``SweepOracle.fused_kernels``: tree, counting) writes its two
+passes in its own module from the pieces here, which are inlined at numba-IR level into the
+pass and so compile under its fastmath flags and run as fast as the loops written out (timed,
+single thread, 480k x 46 dense and CSR); as plain njit calls the row helpers made each pass
+~1.5x slower.
 """
 
 from __future__ import annotations
 
-import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from rankbench.objective.centring import centred_row_axpy, centred_row_dot, load_refs, release_refs
 from rankbench.objective.products import csr_row_dot
-from rankbench.objective.score_order import _group_query, _sort_query
-from rankbench.objective.sweeps import (
-    FW_LANES,
-    _counting_fun_query,
-    _counting_hess_query,
-    _max_levels,
-    _tree_fun_query,
-    _tree_hess_query,
-)
+from rankbench.objective.score_order import _sort_query
 
 # reassociation vectorizes the row dot products; the order is fixed by the code, not the threads
-_FAST = {"reassoc", "contract"}
-
-# The helpers below are inlined at numba-IR level into the fused passes, so they compile under the
-# pass's fastmath flags and run as fast as the loops written out (timed, single thread, 480k x 46
-# dense and CSR); as plain njit calls the row helpers made each pass ~1.5x slower.
+FUSED_FASTMATH = {"reassoc", "contract"}
 
 
 @njit(cache=True, inline="always")
@@ -56,82 +53,67 @@ def _row_axpy(dense, Xd, indptr, indices, data, i, g, row):
             row[indices[t]] += g * data[t]
 
 
-@njit(cache=True, parallel=True, fastmath=_FAST)
-def fused_fun(kind, dense, Xd, indptr, indices, data, w, query_ptr, qblocks, qrank, n_levels,
-              bucket_bounds, bucket_offsets, bucket_grank, M, W, m0, c0, offs, wts, pows,
-              prev, order, border, z, gz, diag, vals, acc):
-    """Per query: z = X_q w, sort (seeded by ``prev`` when non-empty), the loss pieces
-    (kind 0 = tree with margin m0 and weight c0, 1 = counting with the level matrices M, W),
-    then acc[block] += X_q^T gz_q.  Fills z, order (border for counting), gz, diag, vals[q]."""
-    nb = qblocks.shape[0] - 1
-    kmax = _max_levels(n_levels)
-    for b in prange(nb):
-        row = acc[b]
-        row[:] = 0.0
-        F = np.empty(FW_LANES * (kmax + 1))
-        cursor = np.empty(kmax, dtype=np.int64)
-        for q in range(qblocks[b], qblocks[b + 1]):
-            a = query_ptr[q]
-            e = query_ptr[q + 1]
-            if e == a:
-                vals[q] = 0.0
-                continue
-            for i in range(a, e):
-                z[i] = _row_dot(dense, Xd, indptr, indices, data, i, w)
-                gz[i] = 0.0
-                diag[i] = 0.0
-            _sort_query(z, a, e, prev, order)
-            val = 0.0
-            k = n_levels[q]
-            if k >= 2:
-                if kind == 1:
-                    _group_query(order, a, e, q, qrank, n_levels, bucket_bounds, bucket_offsets,
-                                 border, cursor)
-                for p in range(offs.shape[0]):
-                    if kind == 0:
-                        val += _tree_fun_query(order, a, e, k, qrank, z, m0 + offs[p],
-                                               c0 * wts[p], pows[p], gz, diag, F)
-                    else:
-                        val += _counting_fun_query(q, border, bucket_bounds, bucket_offsets,
-                                                   bucket_grank, n_levels, z, M, W, offs[p],
-                                                   wts[p], pows[p], gz, diag)
-                for i in range(a, e):
-                    g = gz[i]
-                    if g != 0.0:
-                        _row_axpy(dense, Xd, indptr, indices, data, i, g, row)
-            vals[q] = val
+@njit(cache=True, inline="always")
+def query_scores(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e, w, prev,
+                 order, z, gz, diag):
+    """Rows a..e-1 (query q): z = X_q w (rows centred), gz and diag cleared, and the query's score
+    order (seeded by ``prev`` when non-empty)."""
+    if load_refs(q, ref_ptr, ref_cols, ref_vals, s):
+        for i in range(a, e):
+            z[i] = centred_row_dot(dense, Xd, indptr, indices, data, i, w, s)
+        release_refs(q, ref_ptr, ref_cols, s)
+    else:
+        for i in range(a, e):
+            z[i] = _row_dot(dense, Xd, indptr, indices, data, i, w)
+    for i in range(a, e):
+        gz[i] = 0.0
+        diag[i] = 0.0
+    _sort_query(z, a, e, prev, order)
 
 
-@njit(cache=True, parallel=True, fastmath=_FAST)
-def fused_hess_vec(kind, dense, Xd, indptr, indices, data, v, query_ptr, qblocks, qrank, n_levels,
-                   bucket_bounds, bucket_offsets, bucket_grank, M, W, m0, c0, offs, wts, pows,
-                   order, border, z, diag, d, gamma, acc):
-    """Per query: d = X_q v, gamma from the query's Hessian pass (squared pieces), then
-    acc[block] += X_q^T (2 (diag d - gamma))_q, at the state of the last ``fused_fun``."""
-    nb = qblocks.shape[0] - 1
-    kmax = _max_levels(n_levels)
-    for b in prange(nb):
-        row = acc[b]
-        row[:] = 0.0
-        fs = np.empty(kmax + 1)
-        for q in range(qblocks[b], qblocks[b + 1]):
-            a = query_ptr[q]
-            e = query_ptr[q + 1]
-            k = n_levels[q]
-            if e == a or k < 2:
-                continue
-            for i in range(a, e):
-                d[i] = _row_dot(dense, Xd, indptr, indices, data, i, v)
-                gamma[i] = 0.0
-            for p in range(offs.shape[0]):
-                if pows[p] == 2:
-                    if kind == 0:
-                        _tree_hess_query(order, a, e, k, qrank, z, m0 + offs[p], c0 * wts[p], d,
-                                         gamma, fs)
-                    else:
-                        _counting_hess_query(q, border, bucket_bounds, bucket_offsets, bucket_grank,
-                                             n_levels, z, M, W, offs[p], wts[p], d, gamma)
-            for i in range(a, e):
-                h = 2.0 * (diag[i] * d[i] - gamma[i])
-                if h != 0.0:
-                    _row_axpy(dense, Xd, indptr, indices, data, i, h, row)
+@njit(cache=True, inline="always")
+def add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e, g, row):
+    """row += X_q^T g_q over rows a..e-1 (query q, rows centred), skipping the rows with g_i = 0."""
+    if load_refs(q, ref_ptr, ref_cols, ref_vals, s):
+        for i in range(a, e):
+            if g[i] != 0.0:
+                centred_row_axpy(dense, Xd, indptr, indices, data, i, g[i], s, row)
+        release_refs(q, ref_ptr, ref_cols, s)
+    else:
+        for i in range(a, e):
+            gi = g[i]
+            if gi != 0.0:
+                _row_axpy(dense, Xd, indptr, indices, data, i, gi, row)
+
+
+@njit(cache=True, inline="always")
+def query_directions(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e, v, d,
+                     gamma):
+    """Rows a..e-1 (query q): d = X_q v (rows centred) and gamma cleared (the start of a query's
+    Hessian product)."""
+    if load_refs(q, ref_ptr, ref_cols, ref_vals, s):
+        for i in range(a, e):
+            d[i] = centred_row_dot(dense, Xd, indptr, indices, data, i, v, s)
+        release_refs(q, ref_ptr, ref_cols, s)
+    else:
+        for i in range(a, e):
+            d[i] = _row_dot(dense, Xd, indptr, indices, data, i, v)
+    for i in range(a, e):
+        gamma[i] = 0.0
+
+
+@njit(cache=True, inline="always")
+def add_query_hess_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e, diag,
+                        d, gamma, row):
+    """row += X_q^T (2 (diag d - gamma))_q over rows a..e-1 (query q, rows centred): the end of a
+    query's Hessian product."""
+    centred = load_refs(q, ref_ptr, ref_cols, ref_vals, s)
+    for i in range(a, e):
+        h = 2.0 * (diag[i] * d[i] - gamma[i])
+        if h != 0.0:
+            if centred:
+                centred_row_axpy(dense, Xd, indptr, indices, data, i, h, s, row)
+            else:
+                _row_axpy(dense, Xd, indptr, indices, data, i, h, row)
+    if centred:
+        release_refs(q, ref_ptr, ref_cols, s)

@@ -26,8 +26,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rankbench.objective.base import PairOracle
+from rankbench.objective.base import register_oracle
 from rankbench.objective.score_order import sort_within_queries
+from rankbench.objective.sweep_oracle import SweepOracle
 from rankbench.objective.sweeps import _lower_terms, _upper_terms
 
 
@@ -119,46 +120,22 @@ def joachims_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma):
                 dm -= d[i]
 
 
-class JoachimsOracle(PairOracle):
+@register_oracle
+class JoachimsOracle(SweepOracle):
     """Joachims' (2006) counting, as Lee & Lin's supplement Alg. (I): one sweep per relevance level."""
 
     name = "joachims"
-    # one margin for every pair: per-document margins by the base class's score shift only
-    rescalings = frozenset({("margin", "document")})
 
-    def _setup(self) -> None:
+    def _fun_piece(self, z, off, weight, power, gz, diag):
         lv = self.levels
-        self._m = 1.0
-        self._c = 1.0
-        if lv.levels.shape[0] > 1:
-            self._m = float(self.margin[1, 0])
-            self._c = float(self.weight[1, 0])
-        self._order = None
-        self._z = None
-        self._diag = None
+        lp, lm = np.zeros_like(z), np.zeros_like(z)  # l_i^+, l_i^- (joachims_counts returns them)
+        return joachims_fun(self._order, lv.query_ptr, lv.qrank, lv.n_levels, z, self._m + off,
+                            weight * self._c, power, gz, diag, lp, lm)
 
-    def _loss_grad_z(self, z):
+    def _hess_piece(self, d, off, weight, gamma):
         lv = self.levels
-        order = sort_within_queries(z, lv.query_ptr)
-        gz = np.zeros_like(z)
-        diag = np.zeros_like(z)
-        lp = np.zeros_like(z)
-        lm = np.zeros_like(z)
-        value = 0.0
-        for off, weight, power in self._pieces():
-            value += joachims_fun(order, lv.query_ptr, lv.qrank, lv.n_levels, z, self._m + off,
-                                  weight * self._c, power, gz, diag, lp, lm)
-        self._order, self._z, self._diag = order, z, diag
-        return value, gz
-
-    def _hess_z(self, d):
-        lv = self.levels
-        gamma = np.zeros_like(d)
-        for off, weight, power in self._pieces():
-            if power == 2:
-                joachims_hess(self._order, lv.query_ptr, lv.qrank, lv.n_levels, self._z,
-                              self._m + off, weight * self._c, d, gamma)
-        return 2.0 * (self._diag * d - gamma)
+        joachims_hess(self._order, lv.query_ptr, lv.qrank, lv.n_levels, self._z, self._m + off,
+                      weight * self._c, d, gamma)
 
 
 def joachims_counts(z, y, query_ptr=None, margin: float = 1.0):

@@ -6,6 +6,10 @@ diagonal add per *block* of rows into a block-private row of an accumulator, and
 summed in block order.  The blocks are fixed by the data (``row_blocks``), not by the number of
 threads, so the result is bit-for-bit the same with 1 thread or many.  The accumulator holds
 ``n_blocks x d`` floats, kept below a quarter of X's non-zeros (``max_blocks``).
+
+Columns with a large common offset within a query are centred on the fly by their query's first
+row (``objective/centring.py``); ``XProducts.matvec`` then returns X v minus a constant per
+query, which no pairwise loss sees.  Data without such columns runs the plain kernels.
 """
 
 from __future__ import annotations
@@ -13,6 +17,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
+
+from rankbench.objective.centring import (
+    NO_REFS,
+    centred_hess_diag,
+    centred_matvec,
+    centred_rmatvec,
+    offset_references,
+)
 
 # reassociation lets LLVM vectorize the per-row dot products (several partial sums); the
 # order is still fixed by the code, so results do not depend on the thread count
@@ -179,11 +191,13 @@ def csr_hess_diag(indptr, indices, data, w, query_ptr, qblocks, acc):
 
 
 @njit(cache=True, parallel=True)
-def rows_weighted_sums(dense, Xd, indptr, indices, data, w, lo, blocks, acc_sq, acc_m):
+def rows_weighted_sums(dense, Xd, indptr, indices, data, w, lo, blocks, ref, acc_sq, acc_m):
     """For the rows lo + blocks[0] .. lo + blocks[-1] (one large query), block b puts
-    sum_i w_i x_ij^2 into acc_sq[b] and sum_i w_i x_ij into acc_m[b]; the rows of a query
-    too large for one thread are shared by all of them (``XProducts.hess_diag_sum``)."""
+    sum_i w_i x_ij^2 into acc_sq[b] and sum_i w_i x_ij into acc_m[b], x_ij centred by ``ref``
+    (the query's references as a row of d floats; empty: none); the rows of a query too large
+    for one thread are shared by all of them (``XProducts.hess_diag_sum``)."""
     nb = blocks.shape[0] - 1
+    centred = ref.shape[0] > 0
     for b in prange(nb):
         rsq = acc_sq[b]
         rm = acc_m[b]
@@ -194,13 +208,13 @@ def rows_weighted_sums(dense, Xd, indptr, indices, data, w, lo, blocks, acc_sq, 
             if wi != 0.0:
                 if dense:
                     for j in range(Xd.shape[1]):
-                        x = Xd[i, j]
+                        x = Xd[i, j] - ref[j] if centred else Xd[i, j]
                         rsq[j] += wi * x * x
                         rm[j] += wi * x
                 else:
                     for k in range(indptr[i], indptr[i + 1]):
                         j = indices[k]
-                        x = data[k]
+                        x = data[k] - ref[j] if centred else data[k]
                         rsq[j] += wi * x * x
                         rm[j] += wi * x
 
@@ -219,9 +233,11 @@ def sum_rows(acc, out):
 class XProducts:
     """X v, X^T z and the Jacobi diagonal of one X (dense C-order float64 or CSR), multithreaded.
 
-    Holds the block layout and one accumulator of ``n_blocks x d`` floats, reused by every call."""
+    Holds the block layout and one accumulator of ``n_blocks x d`` floats, reused by every call.
+    ``centre``: the rows of each query centred where a column has a large offset in it
+    (``objective/centring.py``), so X v is then X v minus a constant per query."""
 
-    def __init__(self, X, query_ptr: np.ndarray):
+    def __init__(self, X, query_ptr: np.ndarray, centre: bool = False):
         self.X = X
         self.sparse = sp.issparse(X)
         n, d = X.shape
@@ -237,6 +253,21 @@ class XProducts:
         self._acc2 = None  # second accumulator of the large-query diagonal (hess_diag_sum)
         if self.sparse:
             self._csr = (X.indptr, X.indices, X.data)
+            self._rows = (False, np.empty((0, 0)), *self._csr)
+        else:
+            self._rows = (True, X, np.empty(0, np.int32), np.empty(0, np.int32), np.empty(0))
+        # with ``centre``, the columns centred per query (objective/centring.py: what the pair
+        # oracles use); None: the plain kernels, X v and X^T z as they are
+        self.refs = offset_references(X, self.query_ptr, self.qblocks) if centre else None
+
+    @property
+    def kernel_refs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(ref_ptr, ref_cols, ref_vals) as the kernels take them (empty arrays: no centring)."""
+        return NO_REFS if self.refs is None else self.refs
+
+    def centred_queries(self) -> int:
+        """Number of queries with at least one centred column."""
+        return 0 if self.refs is None else int(np.count_nonzero(np.diff(self.refs[0])))
 
     @property
     def acc(self) -> np.ndarray:
@@ -250,24 +281,32 @@ class XProducts:
     def nbytes(self) -> int:
         acc = 0 if self._acc is None else self._acc.nbytes
         acc += 0 if self._acc2 is None else self._acc2.nbytes
-        return int(acc + self.blocks.nbytes + self.qblocks.nbytes)
+        refs = 0 if self.refs is None else sum(a.nbytes for a in self.refs)
+        return int(acc + refs + self.blocks.nbytes + self.qblocks.nbytes)
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
+        """X v, each query's rows centred (module docstring); O(nnz(X))."""
         v = np.ascontiguousarray(v, dtype=np.float64)
         out = np.empty(self.X.shape[0])
-        if self.sparse:
+        if self.refs is not None:
+            centred_matvec(*self._rows, self.query_ptr, self.blocks, *self.refs, v, out)
+        elif self.sparse:
             csr_matvec(*self._csr, v, out)
         else:
             dense_matvec(self.X, v, out)
         return out
 
     def rmatvec(self, z: np.ndarray) -> np.ndarray:
+        """X^T z, each query's rows centred (the same in exact arithmetic when z sums to zero
+        over every query, as any dL/dz does); O(nnz(X))."""
         z = np.ascontiguousarray(z, dtype=np.float64)
-        if self.blocks.shape[0] == 2:  # one block: no accumulator, scipy / BLAS directly
+        if self.blocks.shape[0] == 2 and self.refs is None:  # one block: scipy / BLAS directly
             return np.asarray(self.X.T @ z, dtype=np.float64).ravel()
         out = np.empty(self.X.shape[1])
         acc = self.acc[: self.blocks.shape[0] - 1]
-        if self.sparse:
+        if self.refs is not None:
+            centred_rmatvec(*self._rows, self.query_ptr, self.blocks, *self.refs, z, acc)
+        elif self.sparse:
             csr_rmatvec(*self._csr, z, self.blocks, acc)
         else:
             dense_rmatvec(self.X, z, self.blocks, acc)
@@ -290,7 +329,9 @@ class XProducts:
             for q in big:
                 w_small[self.query_ptr[q]:self.query_ptr[q + 1]] = 0.0
         acc = self.acc[: self.qblocks.shape[0] - 1]
-        if self.sparse:
+        if self.refs is not None:
+            centred_hess_diag(*self._rows, w_small, self.query_ptr, self.qblocks, *self.refs, acc)
+        elif self.sparse:
             csr_hess_diag(*self._csr, w_small, self.query_ptr, self.qblocks, acc)
         else:
             dense_hess_diag(self.X, w_small, self.query_ptr, self.qblocks, acc)
@@ -307,19 +348,45 @@ class XProducts:
         if tot <= 0.0:
             return
         d = self.X.shape[1]
-        if self.sparse:
-            args = (False, np.empty((0, 0)), *self._csr)
-        else:
-            args = (True, self.X, np.empty(1, np.int32), np.empty(1, np.int32), np.empty(1))
         blocks = row_blocks(hi - lo, min(self._acc_shape[0], (hi - lo) // ROWS_PER_BLOCK))
         acc_sq = self.acc[: blocks.shape[0] - 1]
         acc_m = self._second_acc(blocks.shape[0] - 1)
-        rows_weighted_sums(*args, w, lo, blocks, acc_sq, acc_m)
+        rows_weighted_sums(*self._rows, w, lo, blocks, self._query_ref_row(lo), acc_sq, acc_m)
         sq = np.empty(d)
         m = np.empty(d)
         sum_rows(acc_sq, sq)
         sum_rows(acc_m, m)
         out += sq - m * m / tot
+
+    def _query_ref_row(self, lo: int) -> np.ndarray:
+        """The references of the query starting at row ``lo`` as a row of d floats (empty: none)."""
+        if self.refs is None:
+            return np.empty(0)
+        ref_ptr, cols, vals = self.refs
+        q = int(np.searchsorted(self.query_ptr, lo, side="right") - 1)
+        row = np.zeros(self.X.shape[1])
+        row[cols[ref_ptr[q]:ref_ptr[q + 1]]] = vals[ref_ptr[q]:ref_ptr[q + 1]]
+        return row
+
+    @classmethod
+    def warm_up(cls, X) -> None:
+        """Compile (or load from numba's cache) the kernels that only data of many rows or with
+        offsets reaches: X^T z by two blocks of rows and the diagonal of one large query, on
+        ``X`` (a toy) as given and with a column shifted by 1e6 (centred per query)."""
+        n = X.shape[0]
+        shifted = X.copy()
+        if sp.issparse(X):
+            shifted.data[shifted.indices == shifted.indices[0]] += 1e6
+        else:
+            shifted[:, 0] += 1e6
+        for M in (X, shifted):
+            prod = cls(M, np.array([0, n], dtype=np.int64), centre=True)
+            prod.blocks = row_blocks(n, 2)
+            prod._acc_shape = (2, M.shape[1])
+            prod.matvec(np.ones(M.shape[1]))
+            prod.rmatvec(np.ones(n))
+            prod.hess_diag_sum(np.ones(n))
+            prod.add_query_diag(np.ones(n), 0, n, np.zeros(M.shape[1]))
 
     def _second_acc(self, n_blocks: int) -> np.ndarray:
         if self._acc2 is None or self._acc2.shape[0] < n_blocks:

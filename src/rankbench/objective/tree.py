@@ -14,8 +14,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from rankbench.objective.base import PairOracle
-from rankbench.objective.score_order import sort_within_queries
+from rankbench.objective.base import register_oracle
+from rankbench.objective.centring import ref_scratch
+from rankbench.objective.fused import (
+    FUSED_FASTMATH,
+    add_query_hess_rows,
+    add_query_rows,
+    query_directions,
+    query_scores,
+)
+from rankbench.objective.sweep_oracle import SweepOracle
 from rankbench.objective.sweeps import (
     FW_LANES,
     _fw_add,
@@ -137,43 +145,84 @@ def tree_active_pairs(order, query_ptr, qrank, n_levels, z, m):
     return total
 
 
-class TreeOracle(PairOracle):
+@njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
+def tree_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, w, query_ptr,
+                   qblocks, qrank, n_levels, offs, wts, pows, prev, order, z, gz, diag, vals, acc,
+                   m0, c0):
+    """The fused f+gradient pass (``objective/fused.py``): per query, z = X_q w, its sort (seeded
+    by ``prev`` when non-empty), the loss pieces (margin m0 + offs[p], weight c0 * wts[p]) and
+    acc[block] += X_q^T gz_q.  Fills z, order, gz, diag and vals[q]."""
+    kmax = _max_levels(n_levels)
+    for b in prange(qblocks.shape[0] - 1):
+        row = acc[b]
+        row[:] = 0.0
+        s = ref_scratch(ref_ptr, acc.shape[1])
+        F = np.empty(FW_LANES * (kmax + 1))
+        for q in range(qblocks[b], qblocks[b + 1]):
+            a = query_ptr[q]
+            e = query_ptr[q + 1]
+            if e == a:
+                vals[q] = 0.0
+                continue
+            query_scores(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e,
+                         w, prev, order, z, gz, diag)
+            val = 0.0
+            k = n_levels[q]
+            if k >= 2:
+                for p in range(offs.shape[0]):
+                    val += _tree_fun_query(order, a, e, k, qrank, z, m0 + offs[p], c0 * wts[p],
+                                           pows[p], gz, diag, F)
+                add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                               e, gz, row)
+            vals[q] = val
+
+
+@njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
+def tree_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, v, query_ptr,
+                    qblocks, qrank, n_levels, offs, wts, pows, order, z, diag, d, gamma, acc, m0,
+                    c0):
+    """The fused Hv pass: per query, d = X_q v, gamma of the squared pieces, then
+    acc[block] += X_q^T (2 (diag d - gamma))_q, at the state of the last ``tree_fused_fun``."""
+    kmax = _max_levels(n_levels)
+    for b in prange(qblocks.shape[0] - 1):
+        row = acc[b]
+        row[:] = 0.0
+        s = ref_scratch(ref_ptr, acc.shape[1])
+        fs = np.empty(kmax + 1)
+        for q in range(qblocks[b], qblocks[b + 1]):
+            a = query_ptr[q]
+            e = query_ptr[q + 1]
+            k = n_levels[q]
+            if e == a or k < 2:
+                continue
+            query_directions(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                             e, v, d, gamma)
+            for p in range(offs.shape[0]):
+                if pows[p] == 2:
+                    _tree_hess_query(order, a, e, k, qrank, z, m0 + offs[p], c0 * wts[p], d,
+                                     gamma, fs)
+            add_query_hess_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
+                                e, diag, d, gamma, row)
+
+
+@register_oracle
+class TreeOracle(SweepOracle):
     """Lee & Lin's order-statistic-tree oracle (Fenwick tree over label ranks), any number of levels."""
 
     name = "tree"
-    _fused_kind = 0
-    # one margin for every pair: per-document margins by the base class's score shift only
-    rescalings = frozenset({("margin", "document")})
+    fused_kernels = (tree_fused_fun, tree_fused_hess)
 
-    def _setup(self) -> None:
+    def _fun_piece(self, z, off, weight, power, gz, diag):
         lv = self.levels
-        self._m = 1.0
-        self._c = 1.0
-        if lv.levels.shape[0] > 1:
-            # one margin and weight (label-pair rescaling is refused in the base class)
-            self._m = float(self.margin[1, 0])
-            self._c = float(self.weight[1, 0])
-        self._order = None
-        self._z = None
-        self._diag = None
+        return tree_fun(self._order, lv.query_ptr, lv.qrank, lv.n_levels, z, self._m + off,
+                        weight * self._c, power, gz, diag)
 
-    def _loss_grad_z(self, z):
+    def _hess_piece(self, d, off, weight, gamma):
         lv = self.levels
-        order = sort_within_queries(z, lv.query_ptr, self._order)  # seeded by the last order
-        gz = np.zeros_like(z)
-        diag = np.zeros_like(z)
-        value = 0.0
-        for off, weight, power in self._pieces():
-            value += tree_fun(order, lv.query_ptr, lv.qrank, lv.n_levels, z,
-                              self._m + off, weight * self._c, power, gz, diag)
-        self._order, self._z, self._diag = order, z, diag
-        return value, gz
+        tree_hess(self._order, lv.query_ptr, lv.qrank, lv.n_levels, self._z, self._m + off,
+                  weight * self._c, d, gamma)
 
-    def _hess_z(self, d):
-        lv = self.levels
-        gamma = np.zeros_like(d)
-        for off, weight, power in self._pieces():
-            if power == 2:  # a hinge piece has no curvature
-                tree_hess(self._order, lv.query_ptr, lv.qrank, lv.n_levels, self._z,
-                          self._m + off, weight * self._c, d, gamma)
-        return 2.0 * (self._diag * d - gamma)
+    def _fused_fun_extra(self):
+        return (self._m, self._c)
+
+    _fused_hess_extra = _fused_fun_extra

@@ -75,3 +75,28 @@ def accuracy_dict(f: float, g: np.ndarray | None = None, g0: np.ndarray | None =
     if gap is not None:
         out["relative_gap"] = float(gap) / af
     return out
+
+
+# below this relative accuracy float64 cannot tell f(w) from f*: f sums |P| losses, each rounded
+# to ~1e-16 relative, so the decrement, certificate or gap of a converged run is rounding noise
+RESOLUTION = 1e-15
+
+
+def stop_advice(message: str, accuracy: dict | None) -> str:
+    """What to change after a run that stopped before its rule held, from its cause: a tol below
+    float64's resolution of f, float64 rounding (the message says "rounding" or "precision"),
+    the time limit, the iteration limit, or else the conditioning (large C |x|^2)."""
+    tol = (accuracy or {}).get("tol")
+    if tol is not None and tol < RESOLUTION:
+        return (f"tol={tol:g} asks for more than float64 resolves of the objective (about "
+                f"{RESOLUTION:g} relative): pass tol >= {RESOLUTION:g}")
+    if "rounding" in message or "precision" in message:
+        return ("float64 rounding stopped it before the stopping rule held (large C times "
+                "|x|^2, or features of very different scales): scale the features (e.g. "
+                "query-level or standard normalisation) or lower C, or pass a larger tol")
+    if "max_time" in message:
+        return "raise max_time, or lower C, or pass a larger tol"
+    if "max_iter" in message or "LIMIT" in message:
+        return "raise max_iter, or pass a larger tol"
+    return ("scale the features (e.g. query-level or standard normalisation) or lower C, or "
+            "pass a larger tol")

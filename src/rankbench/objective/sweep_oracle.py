@@ -1,0 +1,176 @@
+"""SweepOracle: the oracles that sweep each query's documents in score order (tree, counting,
+direct, joachims), one loss piece per sweep.
+
+Their f, dL/dz and Hv differ only in the sweep kernels: ``fun`` sorts the scores within each
+query (seeded by the last order; the order by (score, index) is unique, so the seed changes
+nothing but the time), then adds every piece of the loss by ``_fun_piece``, and ``hess_vec``
+adds the squared pieces' partner sums by ``_hess_piece``.  One margin m and weight c serve every
+pair (``_m``, ``_c``; per-document margins by the base class's score shift); counting takes the
+label-pair matrices instead.
+
+An oracle with a fused fast path (one read of X per evaluation, ``objective/fused.py``) names
+its two numba passes in ``fused_kernels`` and the arguments of its own after the common ones
+(``_fused_fun_extra``, ``_fused_hess_extra``); they run when the queries fill at least
+``FUSED_MIN_BLOCKS`` blocks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from rankbench.objective.base import PairOracle
+from rankbench.objective.products import sum_rows
+from rankbench.objective.score_order import sort_within_queries
+
+FUSED_MIN_BLOCKS = 8
+_NO_DENSE = np.empty((0, 0))
+_NO_INT = np.empty(0, dtype=np.int32)
+_NO_INT64 = np.empty(0, dtype=np.int64)
+_NO_FLOAT = np.empty(0)
+
+
+class SweepOracle(PairOracle):
+    """Base of the score-order sweep oracles: subclasses state ``_fun_piece`` and ``_hess_piece``
+    (and, for a fused path, ``fused_kernels``)."""
+
+    # one margin for every pair: per-document margins by the base class's score shift only
+    rescalings = frozenset({("margin", "document")})
+    # (fused f+gradient pass, fused Hv pass) of this oracle, or None: no fused path
+    fused_kernels: tuple | None = None
+
+    def _setup(self) -> None:
+        self._m = 1.0
+        self._c = 1.0
+        if self.levels.levels.shape[0] > 1:
+            # one margin and weight (label-pair rescaling is refused unless the class takes it)
+            self._m = float(self.margin[1, 0])
+            self._c = float(self.weight[1, 0])
+        self._order = None
+        self._z = None
+        self._diag = None
+        self._fused_args = None
+        # z, dL/dz and the curvature of the fused pass, overwritten by each fun
+        self._fused_bufs = None
+
+    def __copy__(self):
+        """A shallow copy with its own order and fused buffers (written in place by fun)."""
+        new = super().__copy__()
+        new._fused_bufs = None
+        new._order = None
+        return new
+
+    # the sweeps: what a subclass states ---------------------------------------------------
+    def _after_sort(self) -> None:
+        """Per-order work the pieces share (counting: the order grouped by level)."""
+
+    def _fun_piece(self, z, off: float, weight: float, power: int, gz, diag) -> float:
+        """Add the piece weight * max(0, margin + off - t)^power to gz and diag along
+        ``self._order``; return its L."""
+        raise NotImplementedError
+
+    def _hess_piece(self, d, off: float, weight: float, gamma) -> None:
+        """Add weight * (sum of d over the active partners of i) to gamma[i] for a squared piece,
+        at the scores and order of the last ``fun``."""
+        raise NotImplementedError
+
+    def _loss_grad_z(self, z):
+        self._order = sort_within_queries(z, self.levels.query_ptr, self._order)  # seeded
+        self._z = z
+        self._after_sort()
+        gz = np.zeros_like(z)
+        diag = np.zeros_like(z)
+        value = 0.0
+        for off, weight, power in self._pieces():
+            value += self._fun_piece(z, off, weight, power, gz, diag)
+        self._diag = diag
+        return value, gz
+
+    def _hess_z(self, d):
+        gamma = np.zeros_like(d)
+        for off, weight, power in self._pieces():
+            if power == 2:  # a hinge piece has no curvature
+                self._hess_piece(d, off, weight, gamma)
+        return 2.0 * (self._diag * d - gamma)
+
+    # the fused path ------------------------------------------------------------------------
+    @property
+    def _fused(self) -> bool:
+        """Fuse when the queries fill at least FUSED_MIN_BLOCKS blocks (a choice made by the data,
+        not the thread count); one or a few large queries (AUC problems) keep the separate,
+        row-parallel products instead."""
+        return (self.fused_kernels is not None
+                and self._prod.qblocks.shape[0] - 1 >= FUSED_MIN_BLOCKS)
+
+    def _fused_fun_extra(self) -> tuple:
+        """The fused f pass's arguments after the common ones (``fused_kernels[0]``)."""
+        return ()
+
+    def _fused_hess_extra(self) -> tuple:
+        """The fused Hv pass's arguments after the common ones (``fused_kernels[1]``)."""
+        return ()
+
+    def _fused_common(self) -> tuple:
+        """(row arguments, query arguments) of both fused passes, made once: the rows are
+        ``dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals`` (``objective/fused.py``)."""
+        if self._fused_args is None:
+            X, lv = self.X, self.levels
+            if sp.issparse(X):
+                rows = (False, _NO_DENSE, X.indptr, X.indices, X.data)
+            else:
+                rows = (True, X, _NO_INT, _NO_INT, _NO_FLOAT)
+            rows += self._prod.kernel_refs  # the columns centred per query (centring.py)
+            pieces = self._pieces()
+            offs = np.array([p[0] for p in pieces], dtype=np.float64)
+            wts = np.array([p[1] for p in pieces], dtype=np.float64)
+            pows = np.array([p[2] for p in pieces], dtype=np.int64)
+            self._fused_args = rows, (lv.query_ptr, self._prod.qblocks, lv.qrank, lv.n_levels,
+                                      offs, wts, pows)
+        return self._fused_args
+
+    def _loss_at(self, w: np.ndarray) -> float:
+        if self._fused and self._score_shift is None:
+            return self._fused_fun(w)
+        return super()._loss_at(w)
+
+    def _loss_hess_products(self, v: np.ndarray) -> np.ndarray:
+        if self._fused:
+            return self._fused_hess_vec(v)
+        return super()._loss_hess_products(v)
+
+    def _fused_fun(self, w: np.ndarray) -> float:
+        """L(Xw) with dL/dz, the Hessian state and X^T dL/dz in one pass over X."""
+        rows, common = self._fused_common()
+        n = self.n_docs
+        prev = self._order if self._order is not None else _NO_INT64
+        order = self._order if self._order is not None else np.empty(n, dtype=np.int64)
+        if self._fused_bufs is None:  # reused by every later call: no second copy at a trial point
+            self._fused_bufs = (np.empty(n), np.empty(n), np.empty(n))
+        z, gz, diag = self._fused_bufs
+        vals = np.empty(self.query_ptr.shape[0] - 1)
+        acc = self._prod.acc[: self._prod.qblocks.shape[0] - 1]
+        self.fused_kernels[0](*rows, np.ascontiguousarray(w, dtype=np.float64), *common, prev,
+                              order, z, gz, diag, vals, acc, *self._fused_fun_extra())
+        xtg = np.empty(self.n_features)
+        sum_rows(acc, xtg)
+        self._order, self._z, self._diag, self._gz, self._xtg = order, z, diag, gz, xtg
+        return float(vals.sum())
+
+    def _fused_hess_vec(self, v: np.ndarray) -> np.ndarray:
+        """X^T H_L X v in one pass over X, at the state of the last ``fun``."""
+        rows, common = self._fused_common()
+        n = self.n_docs
+        acc = self._prod.acc[: self._prod.qblocks.shape[0] - 1]
+        self.fused_kernels[1](*rows, np.ascontiguousarray(v, dtype=np.float64), *common,
+                              self._order, self._z, self._diag, np.empty(n), np.empty(n), acc,
+                              *self._fused_hess_extra())
+        out = np.empty(self.n_features)
+        sum_rows(acc, out)
+        return out
+
+    def _warm_up_paths(self, w: np.ndarray, v: np.ndarray) -> None:
+        super()._warm_up_paths(w, v)
+        if self.fused_kernels is not None:  # the fused passes, used on many-query data
+            self._fused_fun(w)
+            if self.loss.has_hessian:
+                self._fused_hess_vec(v)
