@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> int | None:
     """Entry point: ``results ...`` goes to the store browser, anything else to the Hydra app."""
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0] == "results":
-        from rankbench.cli import results_main
+        from rankbench.results_cli import results_main
 
         try:
             return results_main(args[1:])
