@@ -414,7 +414,8 @@ def significance_table(groups: dict[tuple, dict[str, dict]], comparisons, query_
             continue
         better, worse = ((row["solver_a"], row["solver_b"]) if row["difference"] > 0
                          else (row["solver_b"], row["solver_a"]))
-        col = (row["experiment"], row["dataset"], row["variant"])
+        variant = row["variant"] if isinstance(row["variant"], str) else None  # NaN: none
+        col = (row["experiment"], row["dataset"], variant)
         marks.setdefault((col, better), set()).add(letter[worse])
     experiments = {c[0] for c in columns}
     heads = [("" if len(experiments) == 1 else f"{c[0]} ") + c[1] + (f" ({c[2]})" if c[2] else "")

@@ -108,7 +108,8 @@ class TestSplits:
 
         root = data_root(spec.data_root)
         try:
-            layout = dataset_spec(spec.dataset).layout(spec.variant)
+            ds = dataset_spec(spec.dataset)
+            layout = ds.layout(spec.variant or ds.default_variant)
         except (ValueError, KeyError):
             layout = spec.dataset
         if root is None:
