@@ -217,3 +217,23 @@ def test_conf_dir_is_the_package_conf_linked_from_the_checkout():
     assert CONF == Path(rankbench.__file__).resolve().parent / "conf"
     assert (Path(__file__).resolve().parents[1] / "conf").resolve() == CONF  # top-level link
     assert (CONF / "config.yaml").is_file()
+
+
+@pytest.mark.parametrize("overrides", [
+    ["solver=prsvm,prsvm_plus", "solver.C=1e-3,1e-2", "dataset=synthetic"],
+    ["experiment=chapelle2010/table3"],
+    ["solver.log10_C=range(-3,0)", "seed=1,2", "protocol.folds=[1]"],
+])
+def test_sweep_expansion_is_hydras_basic_sweeper(overrides):
+    """plan.expand_sweep (Hydra's public override parser) gives the jobs, in the order, of
+    Hydra's own BasicSweeper (private: checked here, hydra-core pinned < 1.4)."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from rankbench.plan import compose_multirun, expand_sweep
+
+    master, _ = compose_multirun(overrides)
+    args = [f"{k}={v}" for k, v in (master.hydra.sweeper.get("params") or {}).items()]
+    args.extend(master.hydra.overrides.task)
+    batches = BasicSweeper.split_arguments(OverridesParser.create().parse_overrides(args), None)
+    assert expand_sweep(master) == [list(job) for batch in batches for job in batch]

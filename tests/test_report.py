@@ -382,13 +382,15 @@ def test_attach_records_matches_by_run_id(tmp_path):
     from rankbench.store import ResultStore
 
     store = ResultStore(tmp_path / "store")
-    specs = [_run("ohsumed", "prsvm", f, {"C": 1.0}, None).spec for f in (1, 2)]
+    from types import SimpleNamespace
+
+    specs = [RunSpec.from_dict(_run("ohsumed", "prsvm", f, {"C": 1.0}, None).spec) for f in (1, 2)]
     rec = _record("prsvm", 1, 0.5, 0.4, 1.0)
-    rec.update({"run_id": run_id(specs[0]), "experiment": "toy"})
+    rec.update({"run_id": specs[0].run_id, "experiment": "toy"})
     store.append(rec)
     use = DataUse("ohsumed", "OHSUMED", True, "ohsumed")
     plan = _plan([])
-    plan.jobs = [JobPlan([], {"data_use": use, "skip": None}, specs)]
+    plan.jobs = [JobPlan([], SimpleNamespace(data_use=use, skip=None), specs)]
     counts = attach_records({"toy": plan}, store)
     assert (counts["found"], counts["missing"], counts["corrupt"]) == (1, 1, 0)
     assert plan.runs[0].ok and plan.runs[1].record is None

@@ -435,8 +435,9 @@ def validate(cfg: Any, check_data: bool = True) -> Job:
         bad = _check_stand_in(ds[key], f"dataset.{key}")
         if bad:
             problems.append(bad)
-    use = DataUse(ds["name"], ds["label"] or ds["name"], True, ds["name"], ds["variant"],
-                  dict(ds["data_params"]))
+    # a data set rankbench cannot read is never present, even when the files are not checked
+    use = DataUse(ds["name"], ds["label"] or ds["name"], not ds["unavailable"], ds["name"],
+                  ds["variant"], dict(ds["data_params"]))
     if check_data and data["profile"] in PROFILES and data["missing_data"] in MISSING_DATA:
         use, bad = resolve_data(ds, data["profile"], data["missing_data"], data["data_root"])
         problems.extend(bad)

@@ -199,6 +199,8 @@ class _JobComposer:
         return "." not in key and self.loader.repository.group_exists(key)
 
     def compose(self, overrides: list[str]):
+        # private, pinned: hydra-core >=1.3.2,<1.4 (pyproject.toml); tests/test_report.py
+        # checks the result against load_sweep_config, Hydra's own composition of a job
         from hydra._internal.config_loader_impl import ConfigLoaderImpl
 
         parsed = self.parser.parse_overrides(list(overrides))

@@ -53,7 +53,7 @@ def load_split(spec: RunSpec, split: str):
     dp = dict(spec.data_params)
     frac = dp.pop("train_fraction", None)
     data = load(spec.dataset, spec.fold, split, variant=spec.variant, root=spec.data_root,
-                seed=spec.seed, **dp)
+                run_seed=spec.seed, **dp)
     if frac is not None and split == "train":
         frac = float(frac)
         if not 0.0 < frac <= 1.0:

@@ -245,11 +245,14 @@ def describe_missing(name: str, variant: str | None = None, root: str | Path | N
 
 
 def load_split(name: str, fold: int, split: str, variant: str | None = None,
-               root: str | Path | None = None, seed: int = 0, **data_params: Any) -> RankingData:
-    """One split of a data set a run names: a loader registered in code (given the run's
-    ``seed``), else the catalogue's ``load_fold``; ValueError naming the known data sets."""
+               root: str | Path | None = None, *, run_seed: int = 0,
+               **data_params: Any) -> RankingData:
+    """One split of a data set a run names: a loader registered in code (called with the run's
+    seed as ``seed=``), else the catalogue's ``load_fold`` (whose own ``data_params`` may hold a
+    generator's ``seed``); ValueError naming the known data sets."""
     if name in LOADERS:
-        return LOADERS.get(name)(fold=fold, split=split, seed=seed, variant=variant, **data_params)
+        return LOADERS.get(name)(fold=fold, split=split, seed=run_seed, variant=variant,
+                                 **data_params)
     if name not in list_datasets():
         raise ValueError(f"unknown dataset {name!r}; known: {', '.join(dataset_names())}")
     return load_fold(name, fold, split, variant=variant, root=root, **data_params)
