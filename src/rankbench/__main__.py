@@ -1,20 +1,26 @@
-"""``rankbench`` / ``python -m rankbench``: Hydra experiment runs and sweeps, or ``results``.
+"""``rankbench`` / ``python -m rankbench``: Hydra experiment runs and sweeps, ``results`` or ``data``.
 
     rankbench dataset=ohsumed solver=prsvm_plus solver.C=1e-4          # one job, 5 folds
     rankbench -m dataset=ohsumed solver=prsvm_plus solver.log10_C='range(-6,1)'
     rankbench results --select                                          # model selection
+    rankbench data                                                      # python -m rankbench.data
 """
 
 from __future__ import annotations
 
 import sys
 
-SUBCOMMANDS = ("results",)
+SUBCOMMANDS = ("results", "data")
 
 
 def main(argv: list[str] | None = None) -> int | None:
-    """Entry point: ``results ...`` goes to the store browser, anything else to the Hydra app."""
+    """Entry point: ``results ...`` goes to the store browser, ``data ...`` to the data sets'
+    command (``python -m rankbench.data``), anything else to the Hydra app."""
     args = sys.argv[1:] if argv is None else list(argv)
+    if args and args[0] == "data":
+        from rankbench.data.__main__ import main as data_main
+
+        return data_main(args[1:])
     if args and args[0] == "results":
         from rankbench.results_cli import results_main
 

@@ -74,6 +74,16 @@ def table_text(frame) -> str:
         return frame.to_string(index=False, float_format=lambda x: f"{x:.4g}")
 
 
+def _valid_tag(tag: str) -> bool:
+    from rankbench.store import check_experiment_tag
+
+    try:
+        check_experiment_tag(tag)
+    except ValueError:
+        return False
+    return True
+
+
 class _MultiStore:
     """Several stores read as one (records are self-describing; run ids are unique)."""
 
@@ -84,11 +94,17 @@ class _MultiStore:
         from rankbench.store import CorruptRecordError
 
         out, problems = [], []
+        tags = filters.get("experiment")
+        # one folder per tag: read only the folders of the tags asked for (a value that is no
+        # valid tag names no folder and matches no record: never a glob or a path)
+        per_tag = ([{**filters, "experiment": t} for t in tags if _valid_tag(t)]
+                   if isinstance(tags, list) else [filters])
         for st in self.stores:
-            try:
-                out.extend(st.records(on_corrupt=on_corrupt, **filters))
-            except CorruptRecordError as exc:
-                problems.extend(exc.problems)
+            for f in per_tag:
+                try:
+                    out.extend(st.records(on_corrupt=on_corrupt, **f))
+                except CorruptRecordError as exc:
+                    problems.extend(exc.problems)
         if problems:
             raise CorruptRecordError(problems)
         return out
