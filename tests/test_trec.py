@@ -59,8 +59,8 @@ def test_exported_stored_run_scores_as_the_record_says(data_root, tmp_path, caps
     pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier not installed")
     if not (data_root / "OHSUMED").is_dir():
         pytest.skip("OHSUMED not present")
-    from rankbench.results_cli import results_main
     from rankbench.metrics import mean_average_precision, ndcg_at_k
+    from rankbench.results_cli import results_main
     from rankbench.runner import load_split, run_many
     from rankbench.store import decode_scores
 
