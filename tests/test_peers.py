@@ -40,6 +40,7 @@ def test_unbuilt_peer_raises_solver_unavailable_naming_make_peers(tmp_path, monk
 
 
 def test_unbuilt_peer_run_is_stored_as_skipped_and_reported_as_peer_not_built(tmp_path, monkeypatch):
+    import test_runner_toys  # noqa: F401  (registers the "toy" data set)
     from rankbench.report.records import PlannedRun, skipped_reason
     from rankbench.runner import run_one
 

@@ -220,3 +220,21 @@ def test_history_runs_get_a_test_curve_and_graded_data_class_aucs():
                  for a, b in zip(test.query_ptr[:-1], test.query_ptr[1:], strict=True)]
         per_q = [v for v in per_q if v is not None]
         assert rec["metrics"]["test"][f"auc_class{c}"] == pytest.approx(np.mean(per_q), abs=1e-12)
+
+
+def test_a_spec_is_normalized_once_per_run(tmp_path, monkeypatch):
+    """RunSpec is built (validated, normalized, hashed) once; the runner never re-normalizes it."""
+    from rankbench.spec import RunSpec
+
+    specs = [RunSpec.from_dict(spec(fold=f)) for f in (1, 2, 3)]
+    calls = []
+    original = RunSpec._normalized.__func__
+
+    def counting(cls, fields, problems):
+        calls.append(fields.get("fold"))
+        return original(cls, fields, problems)
+
+    monkeypatch.setattr(RunSpec, "_normalized", classmethod(counting))
+    recs = run_many(specs, ResultStore(tmp_path), progress=False)
+    assert [r["status"] for r in recs] == ["ok"] * 3
+    assert calls == []

@@ -13,9 +13,20 @@ import sys
 SUBCOMMANDS = ("results", "data")
 
 
+def _terminate(signum, frame) -> None:
+    # SIGTERM (a scheduler, a killed sweep) unwinds like an exception: every finally runs, so a
+    # peer's process group is killed and its temporary folder removed; the status says why
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int | None:
     """Entry point: ``results ...`` goes to the store browser, ``data ...`` to the data sets'
     command (``python -m rankbench.data``), anything else to the Hydra app."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0] == "data":
         from rankbench.data.__main__ import main as data_main

@@ -107,8 +107,11 @@ def check_overrides(overrides: list[str]) -> str | None:
         parsed = OverridesParser.create().parse_overrides(list(overrides))
     except Exception as exc:  # noqa: BLE001 - a grammar error: Hydra's message says where
         return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}"
-    overrides = [o.input_line for o in parsed if not o.is_sweep_override()
-                 and not o.get_key_element().lstrip("+~").startswith("hydra")]
+    # hydra.searchpath decides where configs are found; other hydra.* keys (launcher, run
+    # directories) do not change the job's config
+    overrides = [o.input_line for o in parsed if not o.is_sweep_override() and (
+        not o.get_key_element().lstrip("+~").startswith("hydra")
+        or o.get_key_element().lstrip("+~") == "hydra.searchpath")]
     try:
         with hydra_context():
             compose(config_name="config", overrides=overrides)

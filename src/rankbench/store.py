@@ -278,10 +278,10 @@ class ResultStore:
     # ---- write -------------------------------------------------------------
     def append(self, record: dict[str, Any]) -> Path:
         """Store ``record`` atomically (replacing an earlier record of the same run); return its path."""
-        problem = _validate_record(record)
+        rec = to_jsonable(record)  # numpy values become JSON ones first
+        problem = _validate_record(rec)
         if problem:
             raise ValueError(f"not a run record: {problem}")
-        rec = to_jsonable(record)
         rec.setdefault("schema_version", SCHEMA_VERSION)
         path = self.path_for(rec["run_id"], rec["experiment"])
         try:
