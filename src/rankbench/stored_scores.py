@@ -248,6 +248,7 @@ def export_trec(records: list[dict[str, Any]], out: str | Path, data_root: str |
         split_of = [splits.get(entry["spec"]) for entry in system.folds]
         if any(d is None for d in split_of):
             continue  # its data set is not found: said once per data set below
+        scored: dict[int, Any] = {}  # the system's test splits by fold, kept once it is whole
         try:
             for entry, data in zip(system.folds, split_of, strict=True):
                 scores = decode_scores((entry["record"].get("scores") or {}).get("test"))
@@ -265,11 +266,12 @@ def export_trec(records: list[dict[str, Any]], out: str | Path, data_root: str |
                 if kept is not None and not _same_split(kept, data):
                     raise ValueError(f"fold {entry['fold']}: its test split differs from the one "
                                      "another system of this data set was scored on (seed?)")
-                q["folds"][entry["fold"]] = data
+                scored[entry["fold"]] = data
                 lines += run_lines(data, scores, tag)
         except ValueError as exc:
             problems.append(f"{system.label}: {exc}")
             continue
+        q["folds"].update(scored)
         if "name" not in q:
             var = f"_{system.variant}" if system.variant else ""
             q["name"] = _name(f"{system.dataset}{var}{_params_part(system.data_key)}", ".qrels", taken)
@@ -282,19 +284,23 @@ def export_trec(records: list[dict[str, Any]], out: str | Path, data_root: str |
                       "data_params": json.loads(system.data_key), "solver": system.solver,
                       "tag": tag, "selected_by": metric,
                       "n_queries": len(seen_qids), "folds": [e["selection"] for e in system.folds]})
-    if files:
-        out.mkdir(parents=True, exist_ok=True)
     n_qrels = 0
     for q in qrels.values():
         if "name" in q:
             folds = q["folds"]
             files.append((q["name"], [ln for k in sorted(folds) for ln in qrels_lines(folds[k])]))
             n_qrels += 1
-    for name, lines in files:
-        write_lines(inside(out, name), lines)
-    if files:
-        write_lines(inside(out, INDEX_FILE), [json.dumps(
-            {"selected_by": metric, "systems": index}, indent=1, sort_keys=True) + "\n"])
+    try:
+        if files:
+            out.mkdir(parents=True, exist_ok=True)
+        for name, lines in files:
+            write_lines(inside(out, name), lines)
+        if files:
+            write_lines(inside(out, INDEX_FILE), [json.dumps(
+                {"selected_by": metric, "systems": index}, indent=1, sort_keys=True) + "\n"])
+    except OSError as exc:
+        warn(f"rankbench results: cannot write the export into {out}: {exc}")
+        return 1
     for line in splits.missing_lines("selected run(s)"):
         warn(f"rankbench results: not exported: {line}")
     for p in problems:
