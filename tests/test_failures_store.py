@@ -131,3 +131,77 @@ def test_an_experiment_name_too_long_for_a_file_name_is_refused_before_training(
     with pytest.raises(ValueError, match="too long for a directory name"):
         RunSpec.create(experiment="a" * 300, dataset="synthetic", fold=1, solver="prsvm_plus")
     RunSpec.create(experiment="a" * 128, dataset="synthetic", fold=1, solver="prsvm_plus")
+
+
+# ---------------------------------------------------------------- rankbench results --export-trec
+def test_export_of_a_record_naming_code_imports_nothing(tmp_path):
+    """`"loader": "this:s"` with a run id recomputed to match (store validation passes): the
+    export refuses the record and imports nothing (``import this`` would print the Zen)."""
+    rec = _record(spec={"loader": "this:s"})
+    assert rec["run_id"] == spec_digest(rec["spec"])
+    _write(tmp_path / "store", rec)
+    assert ResultStore(tmp_path / "store").scan()[1] == []  # a valid record, as data
+    code = ("import sys; from rankbench.results_cli import results_main; "
+            f"c = results_main(['--store', {str(tmp_path / 'store')!r}, '--export-trec', "
+            f"{str(tmp_path / 'out')!r}]); print('imported this:', 'this' in sys.modules); "
+            "sys.exit(c)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1, p.stderr
+    assert "imported this: False" in p.stdout and "Beautiful is better" not in p.stdout
+    assert f"record {rec['run_id']}: run spec field 'loader' ('this:s') names an import path" \
+        in p.stderr
+    assert "Traceback" not in p.stderr and not (tmp_path / "out").exists()
+
+
+def _toy_runs(store: Path, **spec) -> list[dict]:
+    sys.path.insert(0, str(TESTS))
+    import test_runner_toys  # noqa: F401  (registers the toy data set and solver)
+    from rankbench.runner import run_many
+
+    recs = run_many([{"experiment": "x", "dataset": "toy", "fold": f, "solver": "toy_lsq",
+                      "params": {"alpha": 1.0}, **spec} for f in (1, 2)], store, progress=False)
+    assert all(r["status"] == "ok" for r in recs)
+    return recs
+
+
+def _files(root: Path) -> set[Path]:
+    return {p for p in root.rglob("*") if p.is_file()}
+
+
+def test_export_names_from_climbing_fields_stay_inside_the_export_folder(tmp_path):
+    from rankbench.results_cli import results_main
+
+    store, out = tmp_path / "store", tmp_path / "a" / "b" / "out"
+    # a variant the toy loader ignores, so the runs train: their names are made safe
+    _toy_runs(store, variant="../../escaped")
+    # a record whose own dataset field climbs while its spec names the toy set: refused
+    rec = {**_toy_runs(tmp_path / "other", seed=1)[0], "dataset": "../../escaped"}
+    _write(store, rec)
+    # a record whose spec names the climbing data set, run id recomputed: refused by RunSpec
+    _write(store, _record(spec={"dataset": "../../escaped"}))
+    before = _files(tmp_path)
+    assert results_main(["--store", str(store), "--export-trec", str(out)]) == 1
+    written = _files(tmp_path) - before
+    assert written and all(p.parent == out for p in written), written
+    assert not list(tmp_path.rglob("escaped*")) and not (tmp_path / "a" / "escaped").exists()
+    index = json.loads((out / "index.json").read_text())
+    (system,) = index["systems"]
+    assert system["variant"] == "../../escaped" and system["file"] == "x__toy_.._.._escaped__toy_lsq.run"
+    assert (out / system["file"]).is_file()
+
+
+def test_export_names_too_long_for_a_file_system_are_hashed(tmp_path):
+    from rankbench.results_cli import results_main
+    from rankbench.stored_scores import MAX_NAME
+
+    store, out = tmp_path / "store", tmp_path / "out"
+    _toy_runs(store, variant="v" * 300)
+    _toy_runs(store, variant="v" * 299 + "w")  # the same first 100 characters: another hash
+    assert results_main(["--store", str(store), "--export-trec", str(out)]) == 0
+    index = json.loads((out / "index.json").read_text())
+    names = [s["file"] for s in index["systems"]]
+    assert len(set(names)) == 2 and all(len(n) <= MAX_NAME for n in names)
+    assert all((out / n).is_file() for n in names)
+    assert sorted(p.name for p in out.iterdir()) == sorted([*names, index["systems"][0]["qrels"],
+                                                            index["systems"][1]["qrels"],
+                                                            "index.json"])

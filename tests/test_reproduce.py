@@ -102,3 +102,38 @@ def test_unknown_only_names_and_a_read_only_store_are_refused(tmp_path, capsys):
                  "--store", "/proc/nope/store"])
     assert code == 2
     assert "/proc/nope/store is not writable" in capsys.readouterr().err
+
+
+def test_quick_configs_give_every_run_to_one_job_and_say_what_they_train_on(tmp_path):
+    """reproduce-quick's own configs raise no "run(s) appear in more than one job" warning (two
+    data sets served by one stand-in did), and a job's log names the stand-in it trains on."""
+    from rankbench.sweep_callback import duplicate_runs
+
+    with hydra_context():
+        plans = {n: plan_experiment(n, [f"data_root={tmp_path / 'none'}"])
+                 for n in experiment_names(quick=True)}
+    for name, plan in plans.items():
+        ids = [s.run_id for s in plan.specs]
+        assert len(ids) == len(set(ids)), (name, duplicate_runs(plan.jobs))
+    use = next(j.use for j in plans["quick/lee_lin2014/fig2"].jobs if j.use.label == "MQ2008")
+    assert use.served == "synthetic/letor_like (stand-in for MQ2008)"
+
+
+def test_reproduce_echoes_a_command_to_paste_and_explains_its_budget(tmp_path, monkeypatch):
+    import os
+    import shlex
+    import sys
+
+    from rankbench.reproduce import BUDGET_NOTE, describe, shell_command
+
+    cmd = [sys.executable, "-m", "rankbench", "-m", "experiment=chapelle2010/table3",
+           f"store={tmp_path / 'a store'}", "progress=false"]
+    line = shell_command(cmd)
+    assert shlex.split(line)[1:] == cmd[1:] and not line.startswith("-m")
+    assert os.path.samefile(shlex.split(line)[0], sys.executable)
+    with hydra_context():
+        plans = {"chapelle2010/table3": plan_experiment("chapelle2010/table3",
+                                                        [f"data_root={tmp_path / 'none'}"])}
+    text = describe(plans, ["chapelle2010/table3"])
+    assert "budget 60 s" in text and BUDGET_NOTE in text
+    assert "budget" not in describe(plans, ["chapelle2010/table3"], quick=True)

@@ -204,3 +204,74 @@ def test_holm_equals_the_step_down_procedure():
                     break
                 reject[j] = True
             assert np.array_equal(adj <= alpha, reject)
+
+
+# ---------------------------------------------------------------- Wilcoxon, corrections, tests by name
+@pytest.mark.parametrize("n", [1, 5, 12, 40])
+def test_wilcoxon_exact_agrees_with_scipy(n):
+    from rankbench.significance import wilcoxon_test
+
+    rng = np.random.default_rng(20 + n)
+    b = rng.random(n)
+    a = b + rng.normal(0.1, 0.3, n)  # continuous: no ties, no zeros
+    assert wilcoxon_test(a, b) == pytest.approx(
+        stats.wilcoxon(a, b, method="exact").pvalue, rel=1e-12)
+
+
+def test_wilcoxon_by_hand():
+    from rankbench.significance import wilcoxon_test
+
+    # d = (1, 2, 3): ranks 1, 2, 3 all positive, W+ = 6; of the 8 sign patterns one reaches
+    # W+ >= 6 and one W+ <= 0: p = 2/8
+    assert wilcoxon_test([1, 2, 3], [0, 0, 0]) == pytest.approx(0.25)
+    # zero differences are dropped: the same p with two zeros added
+    assert wilcoxon_test([1, 2, 3, 5, 5], [0, 0, 0, 5, 5]) == pytest.approx(0.25)
+    assert wilcoxon_test([1.0, 2.0], [1.0, 2.0]) == 1.0
+
+
+@pytest.mark.parametrize("case", ["ties", "zeros", "large"])
+def test_wilcoxon_normal_approximation_agrees_with_scipy(case):
+    from rankbench.significance import wilcoxon_test
+
+    rng = np.random.default_rng(30)
+    n = 80 if case == "large" else 25
+    b = rng.random(n)
+    a = b + rng.normal(0.05, 0.3, n)
+    if case == "ties":  # tied magnitudes: the variance's tie correction
+        a = b + np.round(rng.normal(0.05, 0.3, n), 1)
+    if case == "zeros":
+        a[:5] = b[:5]
+    d = a - b
+    assert (np.unique(np.abs(d[d != 0])).shape[0] < np.count_nonzero(d)) == (case == "ties")
+    # 20 nonzero differences without ties after dropping the zeros: exact, else the approximation
+    method = "exact" if case == "zeros" else "approx"
+    ref = stats.wilcoxon(a, b, method=method, zero_method="wilcox", correction=False).pvalue
+    assert wilcoxon_test(a, b) == pytest.approx(ref, rel=1e-10)
+
+
+def test_bonferroni_and_the_corrections_by_name():
+    from rankbench.significance import bonferroni, correct, holm
+
+    np.testing.assert_allclose(bonferroni([0.01, 0.2, 0.5]), [0.03, 0.6, 1.0])
+    out = bonferroni([0.01, np.nan])
+    assert out[0] == pytest.approx(0.01) and np.isnan(out[1])  # NaN not in the family
+    p = [0.04, 0.01, 0.02]
+    np.testing.assert_allclose(correct(p, "holm"), holm(p))
+    np.testing.assert_allclose(correct(p, "none"), p)
+    with pytest.raises(ValueError, match="correction must be one of"):
+        correct(p, "fdr")
+
+
+def test_compare_systems_with_each_test():
+    from rankbench.significance import compare_systems, paired_t_test, wilcoxon_test
+
+    rng = np.random.default_rng(31)
+    b = rng.random(30)
+    pairs = [("x", b + rng.normal(0.1, 0.2, 30), b), ("y", b + rng.normal(0, 0.2, 30), b)]
+    for test, fn in (("t", paired_t_test), ("wilcoxon", wilcoxon_test)):
+        rows = compare_systems(pairs, correction="bonferroni", test=test)
+        for r, (_, a, bb) in zip(rows, pairs, strict=True):
+            assert r["p"] == fn(a, bb) and r["test"] == test
+            assert r["p_adjusted"] == pytest.approx(min(1.0, 2 * r["p"]))
+    with pytest.raises(ValueError, match="test must be one of"):
+        compare_systems(pairs, test="sign")

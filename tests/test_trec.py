@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -57,8 +59,8 @@ def test_exported_stored_run_scores_as_the_record_says(data_root, tmp_path, caps
     pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier not installed")
     if not (data_root / "OHSUMED").is_dir():
         pytest.skip("OHSUMED not present")
-    from rankbench.cli import results_main
     from rankbench.metrics import mean_average_precision, ndcg_at_k
+    from rankbench.results_cli import results_main
     from rankbench.runner import load_split, run_many
     from rankbench.store import decode_scores
 
@@ -69,9 +71,11 @@ def test_exported_stored_run_scores_as_the_record_says(data_root, tmp_path, caps
     out = tmp_path / "trec"
     assert results_main(["--store", str(tmp_path / "store"), "--export-trec", str(out),
                          "--data-root", str(data_root)]) == 0
-    run = read_run(out / f"{rec['run_id']}.run")
-    (qrels_file,) = out.glob("ohsumed*_fold1.qrels")
-    qrels = read_qrels(qrels_file)
+    (system,) = json.loads((out / "index.json").read_text())["systems"]
+    assert [f["run_id"] for f in system["folds"]] == [rec["run_id"]]
+    assert system["file"] == "trecx__ohsumed__prsvm_plus.run"
+    run = read_run(out / system["file"])
+    qrels = read_qrels(out / system["qrels"])
     ref = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10", "map"}).evaluate(run)
     te = load_split(spec, "test")
     s = decode_scores(rec["scores"]["test"])

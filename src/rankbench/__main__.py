@@ -1,4 +1,4 @@
-"""``rankbench`` / ``python -m rankbench``: Hydra experiment runs and sweeps, or ``results``.
+"""``rankbench`` / ``python -m rankbench``: Hydra experiment runs and sweeps, ``results`` or ``data``.
 
     rankbench dataset=ohsumed solver=prsvm_plus solver.C=1e-4          # one job, 5 folds
     rankbench -m dataset=ohsumed solver=prsvm_plus solver.log10_C='range(-6,1)'
@@ -20,7 +20,8 @@ def _terminate(signum, frame) -> None:
 
 
 def main(argv: list[str] | None = None) -> int | None:
-    """Entry point: ``results ...`` goes to the store browser, anything else to the Hydra app."""
+    """Entry point: ``results ...`` goes to the store browser, ``data ...`` to the data sets'
+    command (``python -m rankbench.data``), anything else to the Hydra app."""
     import signal
     import threading
 
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> int | None:
 
         return data_main(args[1:])
     if args and args[0] == "results":
-        from rankbench.cli import results_main
+        from rankbench.results_cli import results_main
 
         try:
             return results_main(args[1:])

@@ -89,12 +89,21 @@ class ProtocolConf:
 
 
 @dataclass
+class MetricsConf:
+    """How recorded metrics are computed: ``convention`` (letor | letor4 | trec | exp-log2,
+    ``rankbench.metrics``); the default ``letor`` is the papers' (LETOR 3.0's Eval-Score)."""
+
+    convention: str = "letor"
+
+
+@dataclass
 class HarnessConf:
     """The whole composed config minus ``hydra`` (the solver block is free-form)."""
 
     dataset: DatasetConf = field(default_factory=DatasetConf)
     solver: dict[str, Any] = field(default_factory=dict)
     protocol: ProtocolConf = field(default_factory=ProtocolConf)
+    metrics: MetricsConf = field(default_factory=MetricsConf)
     experiment_name: str = "adhoc"
     seed: int = 0
     data_root: str | None = None
@@ -139,6 +148,15 @@ class DataUse:
     data_params: dict = field(default_factory=dict)
     substitution: str | None = None  # human-readable note when not the real data
 
+    @property
+    def served(self) -> str:
+        """What the runs train on, as a log line says it: the label, or the stand-in and what
+        it stands in for (``synthetic/letor_like (stand-in for OHSUMED)``)."""
+        if self.substitution is None or self.dataset is None:
+            return self.label
+        what = self.dataset + (f"/{self.variant}" if self.variant else "")
+        return f"{what} (stand-in for {self.label})"
+
 
 @dataclass(frozen=True)
 class Job:
@@ -167,7 +185,8 @@ class Job:
 def _conf(data: dict[str, Any]) -> HarnessConf:
     """The typed settings of a checked config dict."""
     return HarnessConf(**{**data, "dataset": DatasetConf(**data["dataset"]),
-                          "protocol": ProtocolConf(**data["protocol"])})
+                          "protocol": ProtocolConf(**data["protocol"]),
+                          "metrics": MetricsConf(**data["metrics"])})
 
 
 def import_solver_modules(modules: list[str]) -> None:
@@ -326,6 +345,11 @@ def validate(cfg: Any, check_data: bool = True) -> Job:
         problems.append(f"missing_data must be one of {MISSING_DATA}, got {data['missing_data']!r}")
     if data["tier"] not in TIERS:
         problems.append(f"tier must be one of {TIERS}, got {data['tier']!r}")
+    from rankbench.metrics.measures import CONVENTIONS
+
+    if data["metrics"]["convention"] not in CONVENTIONS:
+        problems.append(f"metrics.convention must be one of {', '.join(CONVENTIONS)}, got "
+                        f"{data['metrics']['convention']!r}")
     from rankbench.tuning import check_tune
 
     problems.extend(check_tune(data["tune"]))
@@ -579,5 +603,6 @@ def build_specs(job: Job) -> list[RunSpec]:
                 experiment=c.experiment_name, dataset=use.dataset, variant=use.variant,
                 fold=int(fold), solver=c.solver["name"], params=params, seed=c.seed,
                 data_params=dict(use.data_params), record_history=c.record_history,
-                eval_splits=job.eval_splits, tune=c.tune, path=path, data_root=c.data_root))
+                eval_splits=job.eval_splits, tune=c.tune, path=path,
+                convention=c.metrics.convention, data_root=c.data_root))
     return specs

@@ -21,15 +21,31 @@ PER_QUERY_METRICS = ("ndcg@10", "map", "auc", "mauc")
 MAX_STORED_SCORES = 100_000
 
 
-def evaluate_split(data, scores: np.ndarray) -> dict[str, float]:
+def evaluate_split(data, scores: np.ndarray, convention: str = "letor") -> dict[str, float]:
     """Every metric name (``metrics.names.METRIC_KEYS``: evaluate's defaults, R-precision, pooled
-    MAUC) plus ``auc_class<c>`` (class c against the rest, Welleck Table 3)."""
+    MAUC) plus ``auc_class<c>`` (class c against the rest, Welleck Table 3), the position
+    metrics in ``convention``."""
     from rankbench.metrics import METRIC_KEYS, class_auc, evaluate
 
-    out = {k: float(v) for k, v in evaluate(data.y, scores, data.qid, METRIC_KEYS).items()}
+    out = {k: float(v) for k, v in evaluate(data.y, scores, data.qid, METRIC_KEYS, convention,
+                                            docids=_docids(data, convention)).items()}
     if np.unique(data.y).shape[0] > 2:  # graded labels: binary data has only auc itself
         out.update({f"auc_class{c}": float(v) for c, v in class_auc(data.y, scores, data.qid).items()})
     return out
+
+
+def _docids(data, convention: str):
+    """Document ids where the convention orders equal scores by them (trec_eval's rule)."""
+    return data.doc_ids() if convention == "trec" else None
+
+
+def per_query_test(data, scores: np.ndarray, convention: str = "letor") -> dict[str, list]:
+    """A record's ``per_query.test``: ``qid`` and each of ``PER_QUERY_METRICS`` per query."""
+    from rankbench.metrics import evaluate_per_query
+
+    table = evaluate_per_query(data.y, scores, data.qid, metrics=PER_QUERY_METRICS,
+                               convention=convention, docids=_docids(data, convention))
+    return {k: np.asarray(v).tolist() for k, v in table.items()}
 
 
 def data_facts(data) -> dict[str, Any]:
@@ -86,8 +102,6 @@ def score_into(record: dict[str, Any], est: Any, rep: FitReport, data: dict[str,
                 s: RunSpec) -> None:
     """Each evaluated split's metrics, the test split's per-query values and scores, the history
     (record_history) and the fit's facts, written into ``record``."""
-    from rankbench.metrics import evaluate_per_query
-
     for split in s.eval_splits:
         d = data[split]
         scores = np.asarray(est.decision_function(d.X), dtype=float)
@@ -96,10 +110,9 @@ def score_into(record: dict[str, Any], est: Any, rep: FitReport, data: dict[str,
                              f"for {d.n_docs} documents")
         if not np.all(np.isfinite(scores)):
             raise ValueError(f"{s.solver} produced non-finite scores on {split}")
-        record["metrics"][split] = evaluate_split(d, scores)
+        record["metrics"][split] = evaluate_split(d, scores, s.convention)
         if split == "test":
-            table = evaluate_per_query(d.y, scores, d.qid, metrics=PER_QUERY_METRICS)
-            record["per_query"]["test"] = {k: np.asarray(v).tolist() for k, v in table.items()}
+            record["per_query"]["test"] = per_query_test(d, scores, s.convention)
             record["scores"]["test"] = (encode_scores(scores) if d.n_docs <= MAX_STORED_SCORES
                                         else {"n": d.n_docs, "omitted": f"more than "
                                               f"{MAX_STORED_SCORES:,} documents: not stored"})

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -80,20 +81,30 @@ def plan_all(names: list[str], quick: bool, overrides: list[str]):
     return plans, reads
 
 
-def describe(plans, names: list[str]) -> str:
-    """One line per experiment config: runs, absent datasets, stand-ins, time budget."""
+BUDGET_NOTE = ("budget: the training time an experiment config allows itself from an empty "
+               "store on the 2-core reference machine (its report.budget_s); a stored run costs "
+               "nothing")
+
+
+def describe(plans, names: list[str], quick: bool = False) -> str:
+    """One line per experiment config: runs, absent datasets, stand-ins, time budget (full mode:
+    ``report.budget_s``, explained by a last line; quick configs inherit the full budget, which
+    says nothing of their small runs, so it is not shown)."""
     lines = []
     for name in names:
         p = plans[name]
         absent = [r.label for r in p.resolutions.values() if not r.present]
         subst = [r.label for r in p.resolutions.values() if r.substitution]
+        budget = p.report.get("budget_s") if not quick else None
         parts = [f"{name} ({p.tag}): {len(p.specs)} runs in {len(p.jobs)} jobs"
-                 + (f" (budget {p.report['budget_s']:.0f} s)" if p.report.get("budget_s") else "")]
+                 + (f", budget {budget:.0f} s" if budget else "")]
         if absent:
             parts.append(f"data not present: {absent}")
         if subst:
             parts.append(f"stand-ins: {subst}")
         lines.append("; ".join(parts))
+    if any(plans[n].report.get("budget_s") for n in names) and not quick:
+        lines.append(f"({BUDGET_NOTE})")
     return "\n".join(lines)
 
 
@@ -103,8 +114,21 @@ def run_experiment(name: str, overrides: list[str], launcher: str, progress: boo
            f"progress={str(progress).lower()}"]
     if launcher != "basic":
         cmd.append(f"hydra/launcher={launcher}")
-    print("  $ " + " ".join(cmd[1:]), flush=True)
+    print("  $ " + shell_command(cmd), flush=True)
     return subprocess.run(cmd).returncode
+
+
+def shell_command(cmd: list[str]) -> str:
+    """``cmd`` as a line a user can paste into a shell: the interpreter by a path relative to the
+    current folder when it lies inside it (``.venv/bin/python``), every word quoted as needed."""
+    exe = cmd[0]
+    try:
+        rel = os.path.relpath(exe)
+        if not rel.startswith(".."):
+            exe = rel if os.sep in rel else f".{os.sep}{rel}"
+    except ValueError:  # another drive (Windows)
+        pass
+    return shlex.join([exe, *cmd[1:]])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"rankbench.reproduce: {'quick' if args.quick else 'full'} mode, data root "
           f"{data_root or '(none: RANKBENCH_DATA unset)'}, store {store.root}, launcher {args.launcher}")
-    print(describe(plans, names))
+    print(describe(plans, names, args.quick))
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     failed_runs = []

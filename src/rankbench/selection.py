@@ -67,27 +67,18 @@ def select_per_fold(frame, metric: str = "vali.ndcg@10", keys: tuple[str, ...] =
     return best[lead + params_cols + metric_cols + rest].reset_index(drop=True)
 
 
-def compare_selected(records: list[dict[str, Any]], metric: str = "vali.ndcg@10",
-                     query_metric: str = "ndcg@10", baseline: str | None = None,
-                     n_resamples: int = 10000, seed: int = 0):
-    """Paired significance of the per-fold selected models, solver against solver, per data set.
-
-    For each (experiment, dataset, variant) the selected runs of every fold give one test
-    value per query (``per_query.test[query_metric]``, averaged over seeds; the folds'
-    test sets partition the queries).  Pairs are (baseline, other) when ``baseline`` is
-    given, else every pair; each row holds the means over the queries both have, their
-    difference with its 95% bootstrap interval, the effect size d_z, the paired randomization
-    test's two-sided p-value and, per data set, the Holm-Bonferroni corrected p-value over
-    that data set's comparisons (``rankbench.significance.compare_systems``; queries with an
-    undefined value, e.g. AUC with one class, are left out).
-    """
+def selected_per_query(records: list[dict[str, Any]], metric: str = "vali.ndcg@10",
+                       query_metric: str = "ndcg@10") -> dict[tuple, dict[str, dict[Any, float]]]:
+    """Per (experiment, dataset, variant) and solver: ``{qid: value}`` of the per-fold selected
+    models' per-query test ``query_metric`` (any key of the records' ``per_query.test``; means
+    over seeds; NaN where undefined).  The folds' test sets partition the queries.  ValueError
+    when a selected run has no such per-query values, naming those it has."""
     import pandas as pd
 
-    from rankbench.significance import compare_systems
     from rankbench.store import flatten_record
 
     if not records:
-        return pd.DataFrame()
+        return {}
     sel = select_per_fold(pd.DataFrame([flatten_record(r) for r in records]), metric)
     by_id = {r["run_id"]: r for r in records}
     values: dict[tuple, dict[Any, list[float]]] = {}
@@ -96,16 +87,39 @@ def compare_selected(records: list[dict[str, Any]], metric: str = "vali.ndcg@10"
         per_qid = values.setdefault(key, {})
         for rid in row["run_ids"]:
             pq = (by_id[rid].get("per_query") or {}).get("test") or {}
-            if query_metric not in pq:
+            if query_metric not in pq or query_metric == "qid":
                 raise ValueError(f"run {rid} has no per-query test {query_metric!r}; stored: "
                                  f"{sorted(k for k in pq if k != 'qid')}")
             for q, v in zip(pq["qid"], pq[query_metric], strict=True):
                 per_qid.setdefault(q, []).append(np.nan if v is None else float(v))
-    groups: dict[tuple, dict[str, dict]] = {}
+    groups: dict[tuple, dict[str, dict[Any, float]]] = {}
     for (exp, ds, var, solver), per_qid in values.items():
         groups.setdefault((exp, ds, var), {})[solver] = {q: float(np.mean(v)) for q, v in per_qid.items()}
+    return groups
+
+
+def compare_selected(records: list[dict[str, Any]], metric: str = "vali.ndcg@10",
+                     query_metric: str = "ndcg@10", baseline: str | None = None,
+                     n_resamples: int = 10000, seed: int = 0, test: str = "randomization",
+                     correction: str = "holm"):
+    """Paired significance of the per-fold selected models, solver against solver, per data set.
+
+    For each (experiment, dataset, variant) the selected runs of every fold give one test
+    value per query (``selected_per_query``).  Pairs are (baseline, other) when ``baseline`` is
+    given, else every pair; each row holds the means over the queries both have, their
+    difference with its 95% bootstrap interval, the effect size d_z, the two-sided p-value of
+    ``test`` (randomization, t or wilcoxon) and, per data set, that p-value corrected over the
+    data set's comparisons (``p_holm`` / ``p_bonferroni``; no column with ``correction="none"``;
+    ``rankbench.significance.compare_systems``; queries with an undefined value, e.g. AUC with
+    one class, are left out).
+    """
+    import pandas as pd
+
+    from rankbench.significance import compare_systems
+
     rows = []
-    for (exp, ds, var), solvers in sorted(groups.items(), key=lambda kv: str(kv[0])):
+    for (exp, ds, var), solvers in sorted(selected_per_query(records, metric, query_metric).items(),
+                                          key=lambda kv: str(kv[0])):
         names = sorted(solvers)
         if baseline is not None:
             if baseline not in solvers:
@@ -121,13 +135,17 @@ def compare_selected(records: list[dict[str, Any]], metric: str = "vali.ndcg@10"
             if (~(np.isnan(va) | np.isnan(vb))).any():  # some query defined for both
                 kept.append((a, b))
                 arrays.append((f"{a} vs {b}", va, vb))
-        compared = compare_systems(arrays, n_resamples=n_resamples, seed=seed)
+        compared = compare_systems(arrays, correction=correction, n_resamples=n_resamples,
+                                   seed=seed, test=test)
         for (a, b), c in zip(kept, compared, strict=True):
-            rows.append({"experiment": exp, "dataset": ds, "variant": var, "solver_a": a,
-                         "solver_b": b, "n_queries": c["n_queries"], f"a.{query_metric}": c["mean_a"],
-                         f"b.{query_metric}": c["mean_b"], "difference": c["diff"],
-                         "ci95_low": c["ci_low"], "ci95_high": c["ci_high"], "d_z": c["d_z"],
-                         "p_value": c["p"], "p_holm": c["p_adjusted"]})
+            row = {"experiment": exp, "dataset": ds, "variant": var, "solver_a": a,
+                   "solver_b": b, "n_queries": c["n_queries"], f"a.{query_metric}": c["mean_a"],
+                   f"b.{query_metric}": c["mean_b"], "difference": c["diff"],
+                   "ci95_low": c["ci_low"], "ci95_high": c["ci_high"], "d_z": c["d_z"],
+                   "p_value": c["p"]}
+            if correction != "none":
+                row[f"p_{correction}"] = c["p_adjusted"]
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -155,24 +173,43 @@ def _sortable(col) -> bool:
     return bool(pd.api.types.is_numeric_dtype(col)) and not pd.api.types.is_bool_dtype(col)
 
 
-def mean_over_folds(frame, metrics: list[str] | None = None):
-    """Per (experiment, dataset, variant, solver, params): the mean and count over folds of ``metrics``.
+def mean_over_folds(frame, metrics: list[str] | None = None, sd: tuple[str, ...] | list[str] = ()):
+    """Per (experiment, dataset, variant, solver, params): the mean and count over folds of ``metrics``
+    (and ``<metric>.sd``, their standard deviation over folds, for the metrics in ``sd``).
 
     The "fixed" protocol (one parameter value for every fold, Chapelle Table 3) and
     C-sweep curves (Chapelle Fig. 1) read this.  ``params.<p>`` columns are kept.
     """
     import pandas as pd
 
-    f = frame[frame["status"] == "ok"].copy()
+    f = frame[frame["status"] == "ok"]
     metrics = metrics or ["test.ndcg@10", "test.map"]
     metrics = [m for m in metrics if m in f.columns]
     keys = [k for k in ("experiment", "dataset", "variant", "solver", "params") if k in f.columns]
-    f["variant"] = f["variant"].fillna("")
-    g = f.groupby(keys, sort=True)
-    out = g[metrics].mean()
-    out["n_folds"] = g["fold"].nunique()
-    out = out.reset_index()
-    out["variant"] = out["variant"].replace("", None)
+    out = fold_means(f, keys, metrics, sd)
     unpacked = pd.DataFrame([json.loads(p) for p in out["params"]], index=out.index)
     unpacked.columns = [f"params.{c}" for c in unpacked.columns]
     return pd.concat([out, unpacked], axis=1)
+
+
+def fold_means(frame, keys: list[str], metrics: list[str], sd: tuple[str, ...] | list[str] = ()):
+    """Per group of ``keys``: the mean of each of ``metrics`` over the group's rows (one per fold),
+    ``<metric>.sd`` (the sample standard deviation over folds, ddof 1: NaN for one fold) right
+    after each metric named in ``sd``, and ``n_folds``; groups sorted by ``keys``."""
+    f = frame.copy()
+    if "variant" in f.columns:
+        f["variant"] = f["variant"].fillna("")
+    metrics = [m for m in metrics if m in f.columns]
+    g = f.groupby(keys, sort=True)
+    means = g[metrics].mean()
+    spread = g[[m for m in metrics if m in sd]].std(ddof=1)
+    out = means[[]].copy()
+    for m in metrics:
+        out[m] = means[m]
+        if m in sd:
+            out[f"{m}.sd"] = spread[m]
+    out["n_folds"] = g["fold"].nunique()
+    out = out.reset_index()
+    if "variant" in out.columns:
+        out["variant"] = out["variant"].replace("", None)
+    return out

@@ -1,7 +1,9 @@
 """Paired significance tests over per-query metric values (for leaderboards).
 
-Both tests compare two systems evaluated on the same queries: ``a[i]`` and ``b[i]`` are the
-metric values (e.g. NDCG@10) of the two systems on query ``i``.
+Every test compares two systems evaluated on the same queries: ``a[i]`` and ``b[i]`` are the
+metric values (e.g. NDCG@10) of the two systems on query ``i``.  Tests: the paired
+randomization (sign-flip) test, the paired t-test and the Wilcoxon signed-rank test
+(``TESTS``); corrections for a family of tests: Holm, Bonferroni or none (``CORRECTIONS``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,11 @@ _BLOCK_ENTRIES = 1 << 20
 
 
 NAN_POLICIES = ("raise", "omit")
+TESTS = ("randomization", "t", "wilcoxon")
+CORRECTIONS = ("holm", "bonferroni", "none")
+# the Wilcoxon signed-rank test enumerates its null distribution up to this many nonzero
+# differences (without ties), as scipy.stats.wilcoxon's "exact" method does
+WILCOXON_EXACT_MAX_N = 50
 
 
 def _paired(a: Any, b: Any, nan_policy: str = "raise") -> tuple[np.ndarray, np.ndarray]:
@@ -99,7 +106,76 @@ def paired_t_test(a: Any, b: Any, nan_policy: str = "raise") -> float:
     return float(stats.ttest_rel(a, b).pvalue)
 
 
+def wilcoxon_test(a: Any, b: Any, nan_policy: str = "raise") -> float:
+    """Two-sided Wilcoxon signed-rank test p-value of the paired differences a - b; O(n log n + n^3).
+
+    Zero differences are dropped (Wilcoxon's rule; all zero: p = 1).  With at most
+    ``WILCOXON_EXACT_MAX_N`` nonzero differences and no tied magnitudes the p-value is exact
+    (the null distribution of the positive rank sum W+ counted over all 2^n sign patterns);
+    otherwise it is the normal approximation with the tie correction of the variance and no
+    continuity correction (scipy.stats.wilcoxon's ``method="approx"``).
+    """
+    a, b = _paired(a, b, nan_policy)
+    d = a - b
+    d = d[d != 0.0]
+    n = d.shape[0]
+    if n == 0:
+        return 1.0
+    mag = np.abs(d)
+    ranks = stats.rankdata(mag)  # average ranks of tied magnitudes
+    w_plus = float(ranks[d > 0].sum())
+    _, tie_counts = np.unique(mag, return_counts=True)
+    if n <= WILCOXON_EXACT_MAX_N and np.all(tie_counts == 1):
+        # counts[s] = number of sign patterns whose positive ranks 1..n sum to s
+        top = n * (n + 1) // 2
+        counts = np.zeros(top + 1)
+        counts[0] = 1.0
+        for r in range(1, n + 1):
+            counts[r:] = counts[r:] + counts[:-r].copy()
+        cdf = np.cumsum(counts) / 2.0 ** n
+        w = int(round(w_plus))
+        lower = cdf[w]
+        upper = 1.0 - (cdf[w - 1] if w > 0 else 0.0)
+        return float(min(1.0, 2.0 * min(lower, upper)))
+    mean = n * (n + 1) / 4.0
+    var = n * (n + 1) * (2 * n + 1) / 24.0 - float(np.sum(tie_counts ** 3 - tie_counts)) / 48.0
+    if var <= 0.0:
+        return 1.0
+    z = (w_plus - mean) / np.sqrt(var)
+    return float(min(1.0, 2.0 * stats.norm.sf(abs(z))))
+
+
+def paired_test(a: Any, b: Any, test: str = "randomization", n_resamples: int = 10000,
+                seed: int = 0, nan_policy: str = "raise") -> float:
+    """The two-sided p-value of ``test`` (one of ``TESTS``) on paired values a, b."""
+    if test == "randomization":
+        return paired_randomization_test(a, b, n_resamples, seed, nan_policy)
+    if test == "t":
+        return paired_t_test(a, b, nan_policy)
+    if test == "wilcoxon":
+        return wilcoxon_test(a, b, nan_policy)
+    raise ValueError(f"test must be one of {TESTS}, got {test!r}")
+
+
 # ---------------------------------------------------------------- a table of comparisons
+def bonferroni(pvalues: Any) -> np.ndarray:
+    """Bonferroni adjusted p-values: each times the family size (the non-NaN ones), capped at 1."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    m = int(np.count_nonzero(~np.isnan(p)))
+    return np.minimum(p * m, 1.0)
+
+
+def correct(pvalues: Any, correction: str = "holm") -> np.ndarray:
+    """``pvalues`` of one family adjusted by ``correction`` (one of ``CORRECTIONS``)."""
+    if correction == "holm":
+        return holm(pvalues)
+    if correction == "bonferroni":
+        return bonferroni(pvalues)
+    if correction == "none":
+        return np.asarray(pvalues, dtype=np.float64).copy()
+    raise ValueError(f"correction must be one of {CORRECTIONS}, got {correction!r}")
+
+
 def holm(pvalues: Any) -> np.ndarray:
     """Holm-Bonferroni adjusted p-values (step-down; monotone, capped at 1) of one family of
     tests: reject test i at level alpha when its adjusted p-value is <= alpha.  NaN stays NaN
@@ -149,27 +225,33 @@ def effect_size(d: Any) -> float:
 
 
 def compare_systems(pairs: list[tuple[str, Any, Any]], correction: str = "holm",
-                    n_resamples: int = 10000, seed: int = 0, level: float = 0.95) -> list[dict]:
+                    n_resamples: int = 10000, seed: int = 0, level: float = 0.95,
+                    test: str = "randomization") -> list[dict]:
     """The comparisons of one table, as IR papers report them now (PyTerrier, ranx).
 
     ``pairs``: ``(name, a, b)`` with the per-query values of system a and its reference b on
     the same queries (NaN where a query is undefined for either: dropped).  One row per pair:
     n queries, means, mean difference a - b, its ``level`` bootstrap interval, effect size
-    d_z, the paired randomization test's two-sided p-value and that p-value corrected for
-    the whole family (``correction="holm"``: Holm-Bonferroni, the default; ``"none"``).
+    d_z, the two-sided p-value of ``test`` (``TESTS``: the paired randomization test by
+    default, the paired t-test or the Wilcoxon signed-rank test) and that p-value corrected for
+    the whole family (``correction``: ``"holm"`` (Holm-Bonferroni, the default),
+    ``"bonferroni"`` or ``"none"``).
     """
-    if correction not in ("holm", "none"):
-        raise ValueError(f"correction must be 'holm' or 'none', got {correction!r}")
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {CORRECTIONS}, got {correction!r}")
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {TESTS}, got {test!r}")
     rows = []
     for name, a, b in pairs:
         a, b = _paired(a, b, "omit")
         d = a - b
         lo, hi = bootstrap_ci(d, level, n_resamples, seed)
+        p = (paired_t_test(a, b) if d.shape[0] >= 2 else float("nan")) if test == "t" \
+            else paired_test(a, b, test, n_resamples, seed)
         rows.append({"comparison": name, "n_queries": int(d.shape[0]), "mean_a": float(a.mean()),
                      "mean_b": float(b.mean()), "diff": float(d.mean()), "ci_low": lo,
-                     "ci_high": hi, "d_z": effect_size(d),
-                     "p": paired_randomization_test(a, b, n_resamples, seed)})
-    adj = holm([r["p"] for r in rows]) if correction == "holm" else [r["p"] for r in rows]
+                     "ci_high": hi, "d_z": effect_size(d), "p": p, "test": test})
+    adj = correct([r["p"] for r in rows], correction)
     for r, q in zip(rows, adj, strict=True):
         r["p_adjusted"] = float(q)
         r["correction"] = correction

@@ -9,7 +9,8 @@ plan, the report, the store) builds a RunSpec, so two spellings of one run share
 The hashed form (``RunSpec.hashed()``) is the record's ``spec`` and is exactly the one of the
 earlier dict specs, so a stored record keeps its run id: (experiment, dataset, variant, fold,
 solver, params, seed, data_params, record_history, eval_splits, loader = null) plus ``tune``
-and ``warm_start`` (the C values of a warm-started path) when used; presentation fields
+and ``warm_start`` (the C values of a warm-started path) when used and ``convention`` (the
+metric convention of the recorded metrics) when not the default ``letor``; presentation fields
 (``data_root``, ``note``) and parameters that only change console output (``verbose``) are
 not hashed, and a parameter set to None hashes like an absent one (the solver's default).
 """
@@ -33,7 +34,11 @@ SPLITS = ("train", "vali", "test")
 PRESENTATION_PARAMS = ("verbose",)
 # Fields a spec dict may hold (the record's ``spec`` plus presentation fields).
 FIELDS = ("experiment", "dataset", "variant", "fold", "solver", "params", "seed", "data_params",
-          "record_history", "eval_splits", "loader", "tune", "warm_start", "data_root", "note")
+          "record_history", "eval_splits", "loader", "tune", "warm_start", "convention",
+          "data_root", "note")
+# The metric convention of records that name none (every record before conventions were
+# configurable): LETOR 3.0's, as the papers report (rankbench.metrics.measures).
+DEFAULT_CONVENTION = "letor"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,7 +48,9 @@ class RunSpec:
     ``path``: the sorted C values of the warm-started path this run is one point of (hashed as
     ``warm_start``; params["C"] among them); its fold's runs are fitted together by the
     solver's declared path.  ``tune``: choose one parameter on validation inside the run
-    (``rankbench.tuning``).  ``data_root`` and ``note`` say where or how to show things.
+    (``rankbench.tuning``).  ``convention``: the metric convention of the recorded metrics
+    (``rankbench.metrics.CONVENTIONS``).  ``data_root`` and ``note`` say where or how to show
+    things.
     """
 
     experiment: str = "default"
@@ -58,6 +65,7 @@ class RunSpec:
     eval_splits: tuple[str, ...] = ("vali", "test")
     tune: dict[str, Any] | None = None
     path: tuple[float, ...] | None = None
+    convention: str = DEFAULT_CONVENTION
     data_root: str | None = None
     note: str | None = None
     run_id: str = field(default="", compare=False)
@@ -131,6 +139,7 @@ class RunSpec:
                 out["params"] = solver.canonical(out["params"])
             except ValueError as exc:
                 problems.append(f"'params': {exc}")
+        out["convention"] = _convention(f.get("convention", DEFAULT_CONVENTION), problems)
         out["tune"] = _tune(f.get("tune"), problems)
         out["path"] = _path(f.get("path"), out, solver, problems)
         unknown = sorted(set(f) - {fl.name for fl in dataclasses.fields(cls)} - {"run_id"})
@@ -153,6 +162,8 @@ class RunSpec:
             h["tune"] = self.tune
         if self.path is not None:
             h["warm_start"] = list(self.path)
+        if self.convention != DEFAULT_CONVENTION:  # absent: the run ids of letor runs stay
+            h["convention"] = self.convention
         return canonical(h)
 
     def to_dict(self) -> dict[str, Any]:
@@ -207,6 +218,17 @@ def _dataset(name: Any, problems: list[str]) -> None:
     known = dataset_names()
     if name not in known:
         problems.append(f"unknown dataset {name!r}{closest(name, known)}; known: {', '.join(known)}")
+
+
+def _convention(name: Any, problems: list[str]) -> str:
+    """The canonical metric convention name; a problem unless it is one of ``CONVENTIONS``."""
+    from rankbench.metrics.measures import CONVENTIONS, check_convention
+
+    try:
+        return check_convention(name)
+    except (ValueError, TypeError):
+        problems.append(f"'convention' must be one of {list(CONVENTIONS)}, got {name!r}")
+        return DEFAULT_CONVENTION
 
 
 def _tune(tune: Any, problems: list[str]) -> dict[str, Any] | None:

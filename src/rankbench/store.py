@@ -438,6 +438,10 @@ def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
     for k, v in (record.get("extra") or {}).items():
         if not isinstance(v, dict | list):
             row[f"extra.{k}"] = v
+    # the metric convention of the metrics (a record that names none: LETOR's); ``convention``
+    # on the record itself: metrics recomputed in memory (rankbench results --convention)
+    row["convention"] = (record.get("convention") or (record.get("spec") or {}).get("convention")
+                         or "letor")
     env = record.get("env") or {}
     for k in ("git_commit", "started", "finished"):
         row[f"env.{k}"] = env.get(k)

@@ -80,11 +80,7 @@ class SweepSummary(Callback):
                 print(f"rankbench: {exc}", file=sys.stderr)
                 sys.exit(EXIT_STORE)
         if len(set(ids)) < len(ids):
-            # e.g. solver.C=1e-4,0.0001: equal values spelt twice; with a parallel launcher
-            # both jobs would run them (harmless for the store, wasted time)
-            print(f"rankbench: warning: {len(ids) - len(set(ids))} run(s) appear in more than one "
-                  "job (same dataset, solver, params, fold, seed): check the sweep's values",
-                  file=sys.stderr)
+            print(f"rankbench: warning: {duplicate_runs(plans)}", file=sys.stderr)
 
     @staticmethod
     def _refuse(problems: list[str], n_jobs: int) -> None:
@@ -115,3 +111,29 @@ class SweepSummary(Callback):
             print(f"rankbench: {n_failed} run(s) failed, {missing} without a record: exit status "
                   f"{EXIT_FAILED_RUNS}", file=sys.stderr)
             sys.exit(EXIT_FAILED_RUNS)
+
+
+def duplicate_runs(plans) -> str:
+    """What to say when some runs belong to more than one job of a sweep: how many, the first two
+    jobs that share one, and why (e.g. ``solver.C=1e-4,0.0001``, one value spelt twice: with a
+    parallel launcher both jobs would run it, harmless for the store, wasted time; or two data
+    sets served by one stand-in)."""
+    first: dict[str, Any] = {}
+    n_dup, pair = 0, None
+    for p in plans:
+        for s in p.specs:
+            if s.run_id not in first:
+                first[s.run_id] = p
+                continue
+            n_dup += 1
+            if pair is None and first[s.run_id] is not p:
+                pair = (first[s.run_id], p)
+    msg = f"{n_dup} run(s) appear in more than one job (same dataset, solver, params, fold, seed)"
+    if pair is None:
+        return msg + ": check the sweep's values"
+    a, b = pair
+    msg += f", e.g. [{' '.join(a.overrides)}] and [{' '.join(b.overrides)}]"
+    if a.use.substitution and b.use.substitution and a.use.dataset == b.use.dataset:
+        return (msg + f": both data sets ({a.use.label}, {b.use.label}) are served by the same "
+                f"stand-in ({a.use.served}); give them different stand-ins")
+    return msg + ": check the sweep's values"

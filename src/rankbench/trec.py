@@ -10,6 +10,7 @@ by descending docno), so the rank column says what trec_eval will compute.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +25,30 @@ def _check_token(value: str, what: str) -> str:
     return value
 
 
-def _write(path: str | os.PathLike, lines: list[str]) -> Path:
+def write_lines(path: str | os.PathLike, lines: list[str]) -> Path:
+    """Write ``lines`` to ``path`` whole or not at all (a new temporary file in the same folder,
+    then ``os.replace``: an existing symbolic link at ``path`` is replaced, never followed)."""
     p = Path(path)
-    tmp = p.with_name(f".{p.name}.tmp")
-    tmp.write_text("".join(lines))
-    os.replace(tmp, p)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name[:64]}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write("".join(lines))
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600 files; a run is for others to score
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return p
 
 
 def write_run(path: str | os.PathLike, data: Any, scores: Any, tag: str = "rankbench") -> Path:
     """Write ``scores`` of ``data``'s documents as a TREC run file; returns the path."""
+    return write_lines(path, run_lines(data, scores, tag))
+
+
+def run_lines(data: Any, scores: Any, tag: str = "rankbench") -> list[str]:
+    """The TREC run lines of ``scores`` of ``data``'s documents: queries by id, each ranked by
+    descending score (equal scores by descending docno, trec_eval's order); O(n log n)."""
     from rankbench.metrics.ranked_lists import doc_keys
 
     _check_token(tag, "tag")
@@ -52,15 +67,19 @@ def write_run(path: str | os.PathLike, data: Any, scores: Any, tag: str = "rankb
         rank = rank + 1 if q == prev else 1
         prev = q
         lines.append(f"{q} Q0 {_check_token(ids[i], 'docno')} {rank} {float(scores[i])!r} {tag}\n")
-    return _write(path, lines)
+    return lines
 
 
 def write_qrels(path: str | os.PathLike, data: Any) -> Path:
     """Write ``data``'s relevance labels as TREC qrels (every document judged); returns the path."""
+    return write_lines(path, qrels_lines(data))
+
+
+def qrels_lines(data: Any) -> list[str]:
+    """The TREC qrels lines of ``data``'s relevance labels (every document judged); O(n)."""
     ids = np.asarray(data.doc_ids()).astype(str)
-    lines = [f"{int(q)} 0 {d} {int(y)}\n" for q, d, y in zip(np.asarray(data.qid), ids,
-                                                              np.asarray(data.y), strict=True)]
-    return _write(path, lines)
+    return [f"{int(q)} 0 {d} {int(y)}\n" for q, d, y in zip(np.asarray(data.qid), ids,
+                                                            np.asarray(data.y), strict=True)]
 
 
 def _rows(path: str | os.PathLike, n_fields: int, what: str):
