@@ -13,6 +13,7 @@ from rankbench.report.context import Artefact, RenderContext
 from rankbench.report.labels import solver_label
 from rankbench.report.output import left_out, new_figure, write_figure, write_table
 from rankbench.report.records import flag, mean_of, skipped_reason, sum_of, value
+from rankbench.report.renderers import RENDERERS
 
 TABLE_COLUMNS = ["dataset", "method", "solver", "folds", "ndcg@10 ours", "ndcg@10 paper",
                  "ndcg@10 diff", "time ours (s, all folds)", "time paper (s)", "time ratio ours/paper",
@@ -20,6 +21,7 @@ TABLE_COLUMNS = ["dataset", "method", "solver", "folds", "ndcg@10 ours", "ndcg@1
 _AT_C = re.compile(r"^(?P<metric>.+)@C=(?P<c>[0-9.eE+-]+)$")
 
 
+@RENDERERS.register()
 def ranksvm_time_table(ctx: RenderContext) -> Artefact:
     """Tables 3 and 4: per dataset and solver, mean test NDCG@10 and summed training time."""
     plan = ctx.plan()
@@ -127,6 +129,7 @@ def _reference_points(ctx: RenderContext, ds: str) -> list[tuple[str, str, float
     return out
 
 
+@RENDERERS.register()
 def c_sweep_figure(ctx: RenderContext) -> Artefact:
     """Fig. 1: total training time (log-log) and test NDCG@10 (mean, band = one sd over folds)
     against C, one row per dataset with stored runs; absent datasets are left out (caption)."""
@@ -201,6 +204,7 @@ def c_sweep_figure(ctx: RenderContext) -> Artefact:
                     plan_status(plan, wanted), [], comps)
 
 
+@RENDERERS.register()
 def auc_scaling_figure(ctx: RenderContext) -> Artefact:
     """Fig. 3: training time against n (log-log) per solver, with n and n^2 guide lines; test AUC beside."""
     plan = ctx.plan()
@@ -304,6 +308,7 @@ def dataset_statistics(runs) -> dict[str, float | None]:
             "train_pairs_per_fold": float(np.mean(pairs)) if pairs else None}
 
 
+@RENDERERS.register()
 def dataset_stats_table(ctx: RenderContext) -> Artefact:
     """Table 1 (and Sect. 5.1's pairs per fold): the data sets' statistics beside the paper's."""
     plan = ctx.plan()
@@ -366,6 +371,7 @@ def min_detectable_difference(d: np.ndarray, n: int, alpha: float = 0.05, power:
     return float((norm.ppf(1 - alpha / 2) + norm.ppf(power)) * np.std(d, ddof=1) / np.sqrt(n))
 
 
+@RENDERERS.register()
 def letor_ohsumed_figure(ctx: RenderContext) -> Artefact:
     """Fig. 2: test NDCG@10 on OHSUMED of our RankSVM, LETOR's SVMLight# (measured by the SVM-light
     peer on the folds it ran, and as published) and LETOR 3.0's other published baselines."""

@@ -10,12 +10,14 @@ from rankbench.report.context import Artefact, RenderContext, worst_status
 from rankbench.report.labels import solver_label
 from rankbench.report.output import markdown_table
 from rankbench.report.records import choose_per_fold, flag, mean_of, paired_values, table_tests
+from rankbench.report.renderers import RENDERERS
 from rankbench.report.renderers.sculley import letor_published
 
 METRICS = ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map", "auc"]
 ALPHA = 0.05
 
 
+@RENDERERS.register()
 def leaderboard_table(ctx: RenderContext) -> Artefact:
     """Per dataset: test metrics of each solver's per-fold selected model, sorted by NDCG@10.
 

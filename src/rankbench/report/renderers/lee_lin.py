@@ -10,6 +10,7 @@ from rankbench.report.context import Artefact, RenderContext
 from rankbench.report.labels import solver_label
 from rankbench.report.output import left_out, new_figure, write_figure, write_table
 from rankbench.report.records import PlannedRun, choose_per_fold, flag, history, value
+from rankbench.report.renderers import RENDERERS
 
 # LIBLINEAR's TRON stops at ||g|| <= eps ||g0|| with eps = 1e-3 for RankSVM (Lee & Lin's
 # "default stopping condition"); the dashed line of Fig. (II) marks that iterate.
@@ -52,6 +53,7 @@ def default_stop_point(run: PlannedRun, pts: list[dict]) -> dict | None:
     return at[-1] if at else None
 
 
+@RENDERERS.register()
 def cg_convergence_figure(ctx: RenderContext) -> Artefact:
     """Fig. (II): relative function value (log), test pairwise accuracy and NDCG@10 per iteration."""
     plan = ctx.plan()
@@ -170,6 +172,7 @@ def zero_dual_share(run: PlannedRun) -> tuple[float | None, str]:
     return (v, "record") if v is not None else (None, "not recorded")
 
 
+@RENDERERS.register()
 def dual_sparsity_table(ctx: RenderContext) -> Artefact:
     """Table (I): percentage of zero dual variables at C = 2^20, paper beside ours."""
     plan = ctx.plan()

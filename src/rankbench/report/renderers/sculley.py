@@ -26,6 +26,7 @@ from rankbench.report.records import (
     table_tests,
     value,
 )
+from rankbench.report.renderers import RENDERERS
 
 LETOR_BASELINES = Path("letor_baselines") / "ranksvm_letor.csv"
 
@@ -45,6 +46,7 @@ def letor_published(experiments_dir: Path, dataset: str, metric: str = "map",
     return None
 
 
+@RENDERERS.register()
 def letor_map_figure(ctx: RenderContext) -> Artefact:
     """Fig. 1: test MAP per LETOR set, SPD learners, our RankSVM and the published LETOR RankSVM."""
     spd_plan = ctx.plan(ctx.artefact.experiments[0])
@@ -139,6 +141,7 @@ def letor_map_figure(ctx: RenderContext) -> Artefact:
                     st, [], comps)
 
 
+@RENDERERS.register()
 def rcv1_auc_table(ctx: RenderContext) -> Artefact:
     """Table 1: test ROC area and training CPU seconds per learner on RCV1 E311."""
     plan = ctx.plan()
@@ -199,6 +202,7 @@ def _test_objectives(rows: list[dict]) -> list[float | None]:
     return out
 
 
+@RENDERERS.register()
 def spd_objective_figure(ctx: RenderContext) -> Artefact:
     """Fig. 2: lambda/2||w||^2 + mean pair hinge loss on train and test against SPD steps (log-log).
 
@@ -291,6 +295,7 @@ def spd_objective_figure(ctx: RenderContext) -> Artefact:
                     st, notes, [])
 
 
+@RENDERERS.register()
 def peer_map_table(ctx: RenderContext) -> Artefact:
     """Fig. 1 beside its program: sofia-ml's Pegasos rank loop (the peer) and our spd_pegasos, each
     with lambda chosen per fold on validation MAP (one selection rule), test MAP, paired test over

@@ -18,6 +18,7 @@ from rankbench.report.records import (
     skipped_reason,
     table_tests,
 )
+from rankbench.report.renderers import RENDERERS
 
 _VERDICT = {1.0: "LambdaMART higher", 0.0: "similar", -1.0: "LambdaMART lower"}
 # |difference| below this counts as "similar" when we phrase our own verdict
@@ -36,6 +37,7 @@ def _note(plan, ds: str, solver: str, chosen: list) -> str:
     return "stand-in data" if res.substitution else ""
 
 
+@RENDERERS.register()
 def selected_metric_table(ctx: RenderContext) -> Artefact:
     """Test metric(s) of the per-fold selected model, per dataset and solver, paper beside ours."""
     plan = ctx.plan()
@@ -121,6 +123,7 @@ def _class_shares(runs: list) -> dict[int, float]:
     return {k: sum(d.get(k, 0.0) for d in per_fold.values()) / len(per_fold) for k in keys}
 
 
+@RENDERERS.register()
 def class_auc_table(ctx: RenderContext) -> Artefact:
     """Table 3: class-reference AUC (class c against every other label) per class and solver."""
     plan = ctx.plan()
@@ -171,6 +174,7 @@ def class_auc_table(ctx: RenderContext) -> Artefact:
                     plan_status(plan), notes, comps)
 
 
+@RENDERERS.register()
 def precision_at_k_figure(ctx: RenderContext) -> Artefact:
     """Fig. 2: micro- and macro-averaged precision@k (k = 1..10, mean over folds, band = one sd)
     per solver, one row per dataset with selected models; the others are left out (caption)."""
@@ -217,6 +221,7 @@ def precision_at_k_figure(ctx: RenderContext) -> Artefact:
                     plan_status(plan), [], [])
 
 
+@RENDERERS.register()
 def training_time_table(ctx: RenderContext) -> Artefact:
     """Training time per solver on the folds run (Sect. 5.3's MSLR-WEB10K remark), with the
     test MAUC of the same runs and the paper's (bound) statements beside them."""
