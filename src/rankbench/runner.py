@@ -30,8 +30,10 @@ from rankbench.sysinfo import PeakMemory, git_commit, library_versions, machine_
 
 log = logging.getLogger(__name__)
 
-# Per-query test values kept in every record (paired significance tests after the fact).
-PER_QUERY_METRICS = ("ndcg@10", "map", "auc", "mauc")
+# Per-query test values kept in every record (paired significance tests after the fact;
+# P@k micro and macro for every k: Welleck's Fig. 2 claim is tested per k).
+PER_QUERY_METRICS = ("ndcg@10", "map", "auc", "mauc", *(f"p@{k}" for k in range(1, 11)),
+                     *(f"p@{k}_macro" for k in range(1, 11)))
 # Test metrics computed for every history row that holds the iterate's coefficients
 # (Lee & Lin Fig. (II): pairwise accuracy and NDCG@10 against iterations).
 HISTORY_METRICS = ("pairwise_accuracy", "ndcg@10")
@@ -83,12 +85,14 @@ def load_split(spec: dict[str, Any], split: str):
 # ---------------------------------------------------------------- evaluation
 def evaluate_split(data, scores: np.ndarray) -> dict[str, float]:
     """Every metric name (``metrics.names.METRIC_KEYS``: evaluate's defaults, R-precision, pooled
-    MAUC) plus ``auc_class<c>`` (class c against the rest, Welleck Table 3)."""
+    MAUC) plus ``auc_class<c>`` (class c against the rest, Welleck Table 3: the mean over
+    queries) and ``auc_class<c>_pooled`` (the same over the pooled set, MAUC's pooled reading)."""
     from rankbench.metrics import METRIC_KEYS, class_auc, evaluate
 
     out = {k: float(v) for k, v in evaluate(data.y, scores, data.qid, METRIC_KEYS).items()}
     if np.unique(data.y).shape[0] > 2:  # graded labels: binary data has only auc itself
         out.update({f"auc_class{c}": float(v) for c, v in class_auc(data.y, scores, data.qid).items()})
+        out.update({f"auc_class{c}_pooled": float(v) for c, v in class_auc(data.y, scores).items()})
     return out
 
 
