@@ -248,3 +248,78 @@ def test_the_committed_ledgers_are_what_the_rules_compute_from_the_committed_sto
             assert (row["verdict"], row["measured"], row["test"], row["run_ids"]) == (
                 old["verdict"], old["measured"], old["test"], old["run_ids"]), (key, row["id"])
             assert set(r.verdict.runs) <= ok_ids, (key, row["id"])
+
+
+# ------------------------------------------------------------------ honest figures and tables
+def test_the_leaderboard_ranks_an_objective_once_and_a_non_converged_solver_last():
+    from rankbench.report.renderers.leaderboard import rank_rows
+
+    def run(solver, converged=True, C=1.0):
+        rec = _record(1, BASE[0], converged=converged)
+        return _run(solver, 1, rec, {"C": C, "loss": "squared_hinge"})
+
+    chosen = {("ohsumed", "sgd_queries"): [run("sgd_queries", converged=False)],
+              ("ohsumed", "prsvm_plus"): [run("prsvm_plus")], ("ohsumed", "newton_tree"): [run("newton_tree")],
+              ("ohsumed", "spd_pegasos"): [run("spd_pegasos")]}
+    rows = [{"solver": "sgd_queries", "test ndcg@10": 0.46}, {"solver": "newton_tree", "test ndcg@10": 0.446},
+            {"solver": "spd_pegasos", "test ndcg@10": 0.44}, {"solver": "prsvm_plus", "test ndcg@10": 0.43}]
+    rank_rows(rows, chosen, "ohsumed", {"prsvm_plus": 7, "newton_tree": 5, "spd_pegasos": 5, "sgd_queries": 5})
+    # PRSVM+ (the widest C grid) leads its objective; Newton-tree shares its rank beside it
+    assert [(r["solver"], r["rank"]) for r in rows] == [
+        ("spd_pegasos", 1), ("prsvm_plus", 2), ("newton_tree", 2), ("sgd_queries", "n.c.")]
+    assert rows[1]["objective"] == rows[2]["objective"] == "RankSVM, squared_hinge"
+
+
+def test_a_stand_in_is_named_in_the_title_with_what_it_stands_for():
+    from rankbench.report.labels import data_title
+
+    assert data_title(DataUse("ohsumed", "OHSUMED", True, "ohsumed")) == "OHSUMED"
+    real = DataUse("hp2003", "HP2003", True, "ohsumed", "QueryLevelNorm", substitution="HP2003 absent")
+    assert data_title(real) == "OHSUMED, standing in for HP2003"
+    synth = DataUse("rcv1_ccat", "RCV1 CCAT", True, "synthetic", "rcv1_like", substitution="absent")
+    assert data_title(synth) == "synthetic stand-in for RCV1 CCAT"
+
+
+def test_the_class_weighted_svm_minimizes_its_weighted_hinge_objective():
+    """Its weights are the optimum of 1/2 ||w||^2 + C sum c_y hinge (checked by a derivative-free
+    search from the solution, an independent optimizer), and 'balanced' weighs the positives
+    by negatives / positives."""
+    from scipy.optimize import minimize
+
+    from rankbench.estimators.binary_svm import ClassWeightedSVM
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=60) > 0.8).astype(int)  # about a fifth positive
+    est = ClassWeightedSVM(C=0.5, tol=1e-8, max_iter=100000).fit(X, y, np.zeros(60))
+    assert est.positive_weight_ == pytest.approx((y == 0).sum() / (y == 1).sum())
+    cost = np.where(y == 1, est.positive_weight_, 1.0)
+    sign = 2.0 * y - 1.0
+
+    def objective(v):  # LIBLINEAR regularizes the bias too (it is a feature of value 1)
+        w, b = v[:2], v[2]
+        return 0.5 * (w @ w + b * b) + 0.5 * np.sum(cost * np.maximum(0.0, 1 - sign * (X @ w + b)))
+
+    at = np.r_[est.coef_, est.intercept_]
+    best = minimize(objective, at, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-12})
+    assert objective(at) <= best.fun * (1 + 1e-5)
+    s = est.decision_function(X)
+    assert np.allclose(s, X @ est.coef_ + est.intercept_)
+    with pytest.raises(ValueError, match="positive_weight"):
+        ClassWeightedSVM(positive_weight=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="relevant"):
+        ClassWeightedSVM().fit(X, np.zeros(60, dtype=int))
+
+
+@pytest.mark.realdata
+def test_a_letor_split_as_one_binary_query(data_root):
+    import rankbench.data.single_query as sq
+    from rankbench.data import load_fold
+    from rankbench.data.single_query import of_ohsumed  # noqa: F401 (PEP 562 name)
+
+    whole = load_fold("ohsumed", 1, "test", variant="QueryLevelNorm", root=data_root)
+    one = sq.of_ohsumed(fold=1, split="test", variant="QueryLevelNorm", root=data_root)
+    assert one.n_queries == 1 and one.n_docs == whole.n_docs
+    assert sorted(np.unique(one.y)) == [0, 1] and one.y.sum() == (np.asarray(whole.y) > 0).sum()
+    with pytest.raises(AttributeError):
+        sq.nothing_here  # noqa: B018

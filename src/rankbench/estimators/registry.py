@@ -23,6 +23,7 @@ _SOLVER_MODULES = (
     "rankbench.estimators.spd",
     "rankbench.estimators.lambdamart",
     "rankbench.estimators.auc_svm",
+    "rankbench.estimators.binary_svm",
     "rankbench.peers.solvers",
 )
 

@@ -18,6 +18,7 @@ SOLVER_LABELS = {
     "spd_margin_perceptron": "SPD Perceptron with margins",
     "svmlight": "SVM-light",
     "liblinear_pairs": "LIBLINEAR on difference vectors",
+    "class_weighted_svm": "class-weighted binary SVM",
     "lambdamart_auc": "LambdaMART-AUC",
     "lambdamart_mauc": "LambdaMART-MAUC",
     "lambdamart_ndcg": "LambdaMART-NDCG",

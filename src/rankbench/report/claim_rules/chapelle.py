@@ -116,8 +116,8 @@ def similar_growth(cx: ClaimContext, a: dict, b: dict, within: float = 0.3,
     ta = {r.spec["data_params"].get("n"): value(r.record, metric) for r in aa.chosen}
     tb = {r.spec["data_params"].get("n"): value(r.record, metric) for r in bb.chosen}
     ns = sorted(n for n in set(ta) & set(tb) if n and ta[n] and tb[n] and (n_max is None or n <= n_max))
-    if len(ns) < 3:
-        return Verdict("pending", why=f"{len(ns)} sizes run by both (need 3)",
+    if len(ns) < 2:
+        return Verdict("pending", why=f"{len(ns)} sizes run by both (need 2)",
                        runs=aa.run_ids + bb.run_ids, tags=aa.tags + bb.tags)
     ea, eb = _slope([(n, ta[n]) for n in ns]), _slope([(n, tb[n]) for n in ns])
     measured = (f"{aa.label} ~ n^{ea:.2f}, {bb.label} ~ n^{eb:.2f} over n = {ns[0]:,} .. {ns[-1]:,}; "

@@ -4,7 +4,7 @@ the RankSVM objective, and absolute CPU times of the authors' laptop."""
 from __future__ import annotations
 
 from rankbench.report.claim_rules import CLAIM_RULES
-from rankbench.report.claim_rules._common import arm, conclude, gate
+from rankbench.report.claim_rules._common import arm, conclude, gate, merge
 from rankbench.report.ledger import ClaimContext, Verdict
 from rankbench.report.records import history, value
 
@@ -155,3 +155,46 @@ def absolute_time(cx: ClaimContext, ours: dict, paper_s: list[float], machine: s
     why = f"absolute seconds of {machine}; compared as ratios between programs in other rows"
     return Verdict("stand-in" if v.status == "stand-in" else "not testable here", measured=measured,
                    why=(v.why + "; " if v.status == "stand-in" else "") + why, runs=v.runs, tags=v.tags)
+
+
+@CLAIM_RULES.register()
+def beats_binary_svm(cx: ClaimContext, problems: list[dict], rankers: list[str],
+                     svm: str = "class_weighted_svm", metric: str = "auc") -> Verdict:
+    """'The ROC area of all ranking methods exceeded that of a class-weighted binary SVM': on each
+    problem ({exp, dataset, select_on}) every ranking method's mean test ROC area (over folds)
+    is above the SVM's; an exact sign-flip test over the folds per method (single-query
+    problems: one ROC area per fold), Holm over the claim's tests."""
+    from rankbench.significance import exact_randomization_p_value, holm
+
+    parts, tests = [], []
+    for prob in problems:
+        base = {"exp": prob["exp"], "dataset": prob["dataset"], "select_on": prob.get("select_on")}
+        s_arm = arm(cx, {**base, "solver": svm, "label": "class-weighted SVM"})
+        r_arms = [arm(cx, {**base, "solver": r, "label": r}) for r in rankers]
+        g = gate(s_arm, *r_arms)
+        if g:
+            parts.append((s_arm.dataset_label or prob["dataset"], g))
+            continue
+        sv = {r.spec["fold"]: value(r.record, f"test.{metric}") for r in s_arm.chosen}
+        texts, ok = [], True
+        for a in r_arms:
+            rv = {r.spec["fold"]: value(r.record, f"test.{metric}") for r in a.chosen}
+            folds = sorted(f for f in set(sv) & set(rv) if sv[f] is not None and rv[f] is not None)
+            d = sum(rv[f] - sv[f] for f in folds) / len(folds)
+            p = exact_randomization_p_value([rv[f] for f in folds], [sv[f] for f in folds]) \
+                if len(folds) > 1 else float("nan")
+            tests.append(p)
+            ok &= d > 0
+            texts.append(f"{a.solver} {d:+.4f}" + (f" (p {p:.2g})" if len(folds) > 1 else ""))
+        svm_mean = sum(sv.values()) / len(sv)
+        parts.append((s_arm.dataset_label, conclude(
+            ok, [s_arm, *r_arms], f"class-weighted SVM ROC area {svm_mean:.4f}; each ranking "
+            f"method minus it: " + ", ".join(texts),
+            f"exact sign-flip over {len(sv)} fold(s) per method")))
+    if len(parts) == 1:
+        return parts[0][1]
+    v = merge(parts)
+    ps = [p for p in tests if p == p]
+    if ps:
+        v.test += f"; Holm over the {len(ps)} tests: smallest adjusted p {min(holm(ps)):.2g}"
+    return v
