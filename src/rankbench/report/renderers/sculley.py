@@ -273,13 +273,14 @@ def spd_objective_figure(ctx: RenderContext) -> Artefact:
                         "its values are in the CSV.")
                 if note not in notes:
                     notes.append(note)
+    fig.suptitle(f"{label}, fold 1")
     opt_exp = ctx.artefact.options.get("optimum_experiment")
     if opt_exp:
         notes.append(_draw_optimum(ctx, opt_exp, ax_tr, series))
     for ax, name in ((ax_tr, "training"), (ax_te, "test")):
         if ax is None:
             continue
-        ax.set_title(f"{label}, fold 1: objective on {name} data")
+        ax.set_title(f"objective on {name} data")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("SPD iterations (pairs sampled)")

@@ -238,10 +238,15 @@ def precision_at_k_figure(ctx: RenderContext) -> Artefact:
                 if pv is not None:
                     family.append((f"{avg}:{k}", *pv))
         ax_d = axes[i][2]
-        ax_d.set_title(f"{name}: {solver_label(a_s)} - {solver_label(b_s)}")
+        ax_d.set_title(f"{name}: difference per k")
         if not family:
-            notes.append(f"{res.label}: no per-query P@k in these records (the runner keeps them "
-                         "from this change on: rerun), so no test per k.")
+            msg = (f"{res.label}: no per-query P@k in these records (the runner keeps them from "
+                   "this change on: rerun), so no test per k.")
+            notes.append(msg)
+            ax_d.text(0.5, 0.5, "no per-query P@k\nin these records:\nno test per k yet",
+                      transform=ax_d.transAxes, ha="center", va="center", fontsize=7, color="0.3")
+            ax_d.set_xticks([])
+            ax_d.set_yticks([])
             continue
         tests = {r["comparison"]: r for r in compare(family)}
         for avg, off, color in (("micro", -0.12, "C0"), ("macro", 0.12, "C1")):
@@ -264,7 +269,7 @@ def precision_at_k_figure(ctx: RenderContext) -> Artefact:
         ax_d.axhline(0.0, color="k", linewidth=0.8, marker="")
         ax_d.set_xticks(ks)
         ax_d.set_xlabel("k")
-        ax_d.set_ylabel("difference in P@k")
+        ax_d.set_ylabel(f"P@k: {solver_label(a_s)} minus {solver_label(b_s).split(' (')[0]}")
         lower = [k for k in ks if (tests.get(f"micro:{k}") or {}).get("diff", 0) < 0]
         sig = sorted(c for c, r in tests.items() if r["p_adjusted"] < 0.05)
         notes.append(f"{res.label}: {solver_label(a_s)} - {solver_label(b_s)} per k, paired "
