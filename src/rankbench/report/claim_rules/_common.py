@@ -16,7 +16,6 @@ from rankbench.report.records import (
     mean_of,
     per_query,
     skipped_reason,
-    value,
 )
 
 ALPHA = 0.05
@@ -242,13 +241,3 @@ def min_detectable_difference(d: np.ndarray, n: int, alpha: float = ALPHA, power
     from scipy.stats import norm
 
     return float((norm.ppf(1 - alpha / 2) + norm.ppf(power)) * np.std(d, ddof=1) / np.sqrt(n))
-
-
-def fmt(v: float | None, spec: str = ".4f") -> str:
-    """A number for a verdict sentence ('n/a' for None)."""
-    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
-
-
-def record_value(run: PlannedRun, path: str) -> float | None:
-    """``records.value`` of one run."""
-    return value(run.record, path)
