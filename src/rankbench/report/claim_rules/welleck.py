@@ -59,13 +59,14 @@ def precision_every_k(cx: ClaimContext, a: dict, b: dict, datasets: list[str],
 
 
 @CLAIM_RULES.register()
-def pooled_comparison(cx: ClaimContext, a: dict, b: dict, datasets: list[str],
+def pooled_comparison(cx: ClaimContext, a: dict, b: dict, datasets: list[str], margin: float,
                       metric: str = "mauc_pooled", expect: str = "indistinguishable",
                       per_query_metric: str | None = "mauc", alpha: float = ALPHA) -> Verdict:
-    """A metric with one value per fold (pooled MAUC: no per-query values): the per-fold
-    differences of the selected models with an exact sign-flip test over the folds;
-    ``expect`` indistinguishable / higher.  The per-query reading's paired test is given
-    beside it, labelled."""
+    """A metric with one value per fold (pooled MAUC: no per-query values): ``expect``
+    indistinguishable (the mean difference within +-``margin``) or higher (above ``margin``).
+    Five folds cannot make a sign-flip test significant (its smallest p is 2/32), so the
+    verdict rests on the stated margin; the exact sign-flip p over folds and the per-query
+    reading's paired test are given beside it, labelled."""
     from rankbench.significance import exact_randomization_p_value
 
     parts = []
@@ -81,10 +82,12 @@ def pooled_comparison(cx: ClaimContext, a: dict, b: dict, datasets: list[str],
         xa, xb = [va[f] for f in folds], [vb[f] for f in folds]
         p = exact_randomization_p_value(xa, xb)
         d = sum(xa) / len(xa) - sum(xb) / len(xb)
-        ok = p >= alpha if expect == "indistinguishable" else (p < alpha and d > 0)
+        ok = abs(d) <= margin if expect == "indistinguishable" else d > margin
         measured = (f"{metric}: {aa.label} {sum(xa) / len(xa):.4f} vs {bb.label} "
                     f"{sum(xb) / len(xb):.4f} ({d:+.4f}, mean over {len(folds)} folds)")
-        test = f"exact sign-flip over {len(folds)} folds: p = {p:.3g}"
+        test = (f"criterion: {'|difference| <=' if expect == 'indistinguishable' else 'difference >'} "
+                f"{margin:g}; exact sign-flip over {len(folds)} folds: p = {p:.3g} (smallest "
+                f"attainable {2 / 2 ** len(folds):.3g})")
         if per_query_metric:
             pv = paired(aa.chosen, bb.chosen, per_query_metric)
             if pv is not None:
