@@ -153,6 +153,16 @@ def test_a_paired_comparison_turns_with_the_per_query_values():
         assert "paired randomization p" in v.test and "150 queries" in v.test
     paper = _claim("paired_comparison", {**args, "expect": "indistinguishable"})
     assert _verdict(paper, {"toy/x": _plan("toy/x", runs)}).status == "not reproduced"
+    # 'almost the same': within the margin and not significantly different
+    runs = [_run("b", f + 1, _record(f + 1, BASE[f])) for f in range(5)]
+    runs += [_run("a", f + 1, _record(f + 1, BASE[f] + RNG.normal(0.002, 0.05, 30))) for f in range(5)]
+    for margin, want in ((0.02, "reproduced"), (0.0001, "not reproduced")):
+        paper = _claim("paired_comparison", {**args, "expect": "similar", "margin": margin})
+        assert _verdict(paper, {"toy/x": _plan("toy/x", runs)}).status == want, margin
+    # a label with an unquoted comma splits into a key: the arm says so
+    bad = {**args, "a": {**args["a"], "our solver)": None}}
+    v = _verdict(_claim("paired_comparison", bad), {"toy/x": _plan("toy/x", runs)})
+    assert v.status == "rule failed" and "unknown keys" in v.why
 
 
 def test_a_time_ratio_against_a_capped_run_is_only_a_lower_bound():

@@ -19,6 +19,7 @@ from rankbench.report.records import (
 )
 
 ALPHA = 0.05
+ARM_KEYS = frozenset({"exp", "solver", "dataset", "params", "select_on", "folds", "label"})
 
 
 @dataclass
@@ -74,6 +75,9 @@ def arm(cx: ClaimContext, spec: dict[str, Any], dataset: str | None = None) -> A
     ``dataset`` overrides the spec's (a claim over several datasets).  A run stored as
     skipped (a peer not built) leaves the arm pending with its reason.
     """
+    unknown = sorted(set(spec) - ARM_KEYS)
+    if unknown:  # e.g. an unquoted comma in a YAML flow mapping splits a label into a key
+        raise ValueError(f"arm {spec} has unknown keys {unknown}; known: {sorted(ARM_KEYS)}")
     exp = spec["exp"]
     ds = dataset or spec["dataset"]
     solver = spec["solver"]
@@ -146,12 +150,14 @@ def merge(parts: list[tuple[str, Verdict]]) -> Verdict:
     every part is; pending when a testable part is pending; otherwise reproduced only when
     every tested part is, stand-in when every tested part is a stand-in."""
     tested = [(k, v) for k, v in parts if v.status != "not testable here"]
-    untested = [f"{k}: {v.why}" for k, v in parts if v.status == "not testable here"]
+    untested = [v.why if v.why.startswith(k) else f"{k}: {v.why}" for k, v in parts
+                if v.status == "not testable here"]
     runs = [i for _, v in parts for i in v.runs]
     tags = [t for _, v in parts for t in v.tags]
     measured = "; ".join(f"{k}: {v.measured}" for k, v in tested if v.measured)
     test = "; ".join(f"{k}: {v.test}" for k, v in tested if v.test)
-    why = "; ".join([*(f"{k}: {v.why}" for k, v in tested if v.why), *untested])
+    why = "; ".join([*(v.why if v.why.startswith(k) else f"{k}: {v.why}" for k, v in tested if v.why),
+                     *untested])
     if not tested:
         return Verdict("not testable here", why=why)
     statuses = {v.status for _, v in tested}

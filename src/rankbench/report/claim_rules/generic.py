@@ -82,7 +82,7 @@ def _num(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
 
 
-EXPECT = ("higher", "lower", "indistinguishable", "equivalent", "not_lower")
+EXPECT = ("higher", "lower", "indistinguishable", "similar", "equivalent", "not_lower")
 
 
 @CLAIM_RULES.register()
@@ -91,12 +91,13 @@ def paired_comparison(cx: ClaimContext, a: dict, b: dict, metric: str = "ndcg@10
                       datasets: list[str] | None = None, alpha: float = ALPHA) -> Verdict:
     """System a against system b on the same test queries (paired randomization test, Holm
     over the claim's datasets): ``expect`` higher / lower (p < alpha in that direction),
-    indistinguishable (p >= alpha), equivalent (the 95% interval of the difference within
-    +-margin), not_lower (not significantly lower).  Every dataset present must agree."""
+    indistinguishable (p >= alpha), similar (|difference| <= margin and p >= alpha), equivalent
+    (the 95% interval of the difference within +-margin), not_lower (not significantly
+    lower).  Every dataset present must agree."""
     if expect not in EXPECT:
         raise ValueError(f"expect must be one of {EXPECT}, got {expect!r}")
-    if expect == "equivalent" and margin is None:
-        raise ValueError("expect: equivalent needs a margin")
+    if expect in ("similar", "equivalent") and margin is None:
+        raise ValueError(f"expect: {expect} needs a margin")
     names = datasets or [a["dataset"]]
     arms = {ds: (arm(cx, a, ds), arm(cx, b, ds)) for ds in names}
     parts: list[tuple[str, Verdict]] = []
@@ -121,10 +122,12 @@ def paired_comparison(cx: ClaimContext, a: dict, b: dict, metric: str = "ndcg@10
         ok = {"higher": sig and t["diff"] > 0, "lower": sig and t["diff"] < 0,
               "indistinguishable": not sig, "not_lower": not (sig and t["diff"] < 0),
               "equivalent": margin is not None and -margin <= t["ci_low"] and t["ci_high"] <= margin,
+              "similar": margin is not None and abs(t["diff"]) <= margin and not sig,
               }[expect]
         measured = (f"{aa.label} {t['mean_a']:.4f} vs {bb.label} {t['mean_b']:.4f} ({metric}, "
                     f"{len(aa.folds())} fold{'s' * (len(aa.folds()) != 1)})")
-        crit = (f"; equivalence margin +-{margin:g}" if expect == "equivalent" else "")
+        crit = {"equivalent": f"; equivalence margin +-{margin}",
+                "similar": f"; criterion |difference| <= {margin} and p >= {alpha:g}"}.get(expect, "")
         parts.append((aa.dataset_label, conclude(ok, [aa, bb], measured, test_text(t) + crit)))
     if len(parts) == 1:
         return parts[0][1]

@@ -60,8 +60,8 @@ def race(cx: ClaimContext, runs: dict, experiments: list[str], dataset: str,
 def race_text(label: str, r: dict) -> str:
     """One sentence of a race: each method's C, iterations and seconds to the target."""
     t, c = r["tron_tree"], r["cutting_plane"]
-    return (f"{label}: Tree-TRON (C = {t['C']:g}) {_it(t['it'])} CG iterations{_s(t['s'])}, "
-            f"cutting plane (C = {c['C']:g}) {_it(c['it'])} iterations{_s(c['s'])}"
+    return (f"{label}: Tree-TRON (C = {t['C']:g}) {_it(t)} CG iterations{_s(t['s'])}, "
+            f"cutting plane (C = {c['C']:g}) {_it(c)} iterations{_s(c['s'])}"
             + (" (stopped at its iteration cap)" if c["conv"] is False else "")
             + f"; one iteration costs {_ms(t['per'])} (CG) against {_ms(c['per'])}")
 
@@ -125,8 +125,8 @@ def tron_faster(cx: ClaimContext, exp: str, reference: str, datasets: list[str],
     return merge(parts) if len(parts) > 1 else parts[0][1]
 
 
-def _it(v) -> str:
-    return "never reaches it in" if v is None else f"{v}"
+def _it(r: dict) -> str:
+    return f"does not reach it in its {r['n_it']:.0f}" if r["it"] is None else f"{r['it']}"
 
 
 def _s(v) -> str:
