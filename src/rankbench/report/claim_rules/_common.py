@@ -145,6 +145,24 @@ def conclude(ok: bool, arms: list[Arm], measured: str, test: str = "", why: str 
                    runs=runs, tags=tags)
 
 
+def over_datasets(datasets: list[str], arms_of, judge) -> Verdict:
+    """One claim over several datasets: ``arms_of(ds)`` gives a dataset's arms, ``judge(*arms)``
+    its verdict when they are readable (``gate`` otherwise); the parts merged (``merge``)."""
+    parts = []
+    for ds in datasets:
+        arms = arms_of(ds)
+        parts.append((arms[0].dataset_label or ds, gate(*arms) or judge(*arms)))
+    return merge(parts) if len(parts) > 1 else parts[0][1]
+
+
+def runs_by_param(a: Arm, param: str) -> dict[float, list[PlannedRun]]:
+    """The arm's runs grouped by the value of one parameter (a grid of C, say)."""
+    by: dict[float, list[PlannedRun]] = {}
+    for r in a.chosen:
+        by.setdefault(float(r.spec["params"][param]), []).append(r)
+    return by
+
+
 def merge(parts: list[tuple[str, Verdict]]) -> Verdict:
     """One verdict for a claim made over several datasets (or settings): not testable only when
     every part is; pending when a testable part is pending; otherwise reproduced only when

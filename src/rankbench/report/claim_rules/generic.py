@@ -20,6 +20,7 @@ from rankbench.report.claim_rules._common import (
     paired,
     per_fold_queries,
     printed_half_unit,
+    runs_by_param,
     test_text,
 )
 from rankbench.report.ledger import ClaimContext, Verdict
@@ -187,9 +188,7 @@ def grows_with(cx: ClaimContext, ours: dict, param: str = "C", metric: str = "tr
     g = gate(a)
     if g:
         return g
-    by: dict[float, float] = {}
-    for r in a.chosen:
-        by[float(r.spec["params"][param])] = by.get(float(r.spec["params"][param]), 0.0) + _t(r, metric)
+    by = {x: sum(_t(r, metric) for r in rs) for x, rs in runs_by_param(a, param).items()}
     xs = sorted(by)
     rho = float(spearmanr(xs, [by[x] for x in xs]).statistic) if len(xs) > 2 else float("nan")
     measured = (f"{a.label}: {metric} summed over folds from {by[xs[0]]:.3g} at {param} = {xs[0]:g} "
@@ -207,9 +206,7 @@ def best_parameter(cx: ClaimContext, ours: dict, claimed: float, param: str = "C
     g = gate(a)
     if g:
         return g
-    by: dict[float, list] = {}
-    for r in a.chosen:
-        by.setdefault(float(r.spec["params"][param]), []).append(r)
+    by = runs_by_param(a, param)
     means = {x: float(np.mean([_t(r, f"test.{metric}") for r in rs])) for x, rs in by.items()}
     best = max(means, key=means.get)
     near = [x for x in means if math.isclose(x, claimed, rel_tol=1e-9)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from rankbench.report.claim_rules import CLAIM_RULES
-from rankbench.report.claim_rules._common import arm, conclude, gate, merge
+from rankbench.report.claim_rules._common import arm, conclude, gate, merge, over_datasets
 from rankbench.report.ledger import ClaimContext, Verdict
 from rankbench.report.records import choose_per_fold, history, value
 
@@ -141,47 +141,37 @@ def _ms(v) -> str:
 def dense_dual(cx: ClaimContext, exp: str, datasets: list[str], above: float = 0.75) -> Verdict:
     """'More than 75% of the elements are non-zero': the share of non-zero dual variables at the
     optimum (C = 2^20), recorded per run, above ``above`` on every dataset present."""
-    parts = []
-    for ds in datasets:
-        a = arm(cx, {"exp": exp, "solver": "tron_tree", "dataset": ds})
-        g = gate(a)
-        if g:
-            parts.append((a.dataset_label or ds, g))
-            continue
+
+    def judge(a):
         share = value(a.chosen[0].record, "extra.zero_dual_share")
         nz = None if share is None else 1.0 - share
-        parts.append((a.dataset_label, conclude(
-            nz is not None and nz > above, [a],
-            f"{100 * nz:.2f}% non-zero" if nz is not None else "not recorded",
-            f"criterion > {100 * above:g}%")))
-    return merge(parts) if len(parts) > 1 else parts[0][1]
+        return conclude(nz is not None and nz > above, [a],
+                        f"{100 * nz:.2f}% non-zero" if nz is not None else "not recorded",
+                        f"criterion > {100 * above:g}%")
+
+    return over_datasets(datasets, lambda ds: [arm(cx, {"exp": exp, "solver": "tron_tree",
+                                                         "dataset": ds})], judge)
 
 
 @CLAIM_RULES.register()
 def margins_between_zero_and_one(cx: ClaimContext, exp: str, datasets: list[str]) -> Verdict:
     """'Most pairs are correctly classified, yet satisfy 0 < w.(x_i - x_j) < 1': from the pair
     counts the runs record (pairs with margin >= 1, correctly ordered pairs)."""
-    parts = []
-    for ds in datasets:
-        a = arm(cx, {"exp": exp, "solver": "tron_tree", "dataset": ds})
-        g = gate(a)
-        if g:
-            parts.append((a.dataset_label or ds, g))
-            continue
+
+    def judge(a):
         rec = a.chosen[0].record
-        n = value(rec, "extra.n_pairs")
-        ge1 = value(rec, "extra.n_pairs_margin_ge_1")
+        n, ge1 = value(rec, "extra.n_pairs"), value(rec, "extra.n_pairs_margin_ge_1")
         pos = value(rec, "extra.n_pairs_margin_pos")
         if n is None or ge1 is None or pos is None:
-            parts.append((a.dataset_label, Verdict(
+            return Verdict(
                 "not testable here",
                 measured=f"{100 * ge1 / n:.1f}% of training pairs with margin >= 1" if n and ge1 is not None else "",
                 why="the runs record the pairs with margin >= 1 only, not the correctly ordered "
-                    "training pairs (extra.n_pairs_margin_pos)", runs=a.run_ids, tags=a.tags)))
-            continue
+                    "training pairs (extra.n_pairs_margin_pos)", runs=a.run_ids, tags=a.tags)
         between = (pos - ge1) / n
-        parts.append((a.dataset_label, conclude(
-            pos / n > 0.5 and between > ge1 / n, [a],
-            f"{100 * pos / n:.1f}% of training pairs correctly ordered, {100 * between:.1f}% with "
-            f"margin in (0, 1), {100 * ge1 / n:.1f}% with margin >= 1")))
-    return merge(parts) if len(parts) > 1 else parts[0][1]
+        return conclude(pos / n > 0.5 and between > ge1 / n, [a],
+                        f"{100 * pos / n:.1f}% of training pairs correctly ordered, {100 * between:.1f}% "
+                        f"with margin in (0, 1), {100 * ge1 / n:.1f}% with margin >= 1")
+
+    return over_datasets(datasets, lambda ds: [arm(cx, {"exp": exp, "solver": "tron_tree",
+                                                         "dataset": ds})], judge)

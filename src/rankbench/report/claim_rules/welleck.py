@@ -4,7 +4,16 @@ per-dataset signs of Sect. 5.2.1."""
 from __future__ import annotations
 
 from rankbench.report.claim_rules import CLAIM_RULES
-from rankbench.report.claim_rules._common import ALPHA, arm, compare, conclude, gate, merge, paired
+from rankbench.report.claim_rules._common import (
+    ALPHA,
+    arm,
+    compare,
+    conclude,
+    gate,
+    merge,
+    over_datasets,
+    paired,
+)
 from rankbench.report.ledger import ClaimContext, Verdict
 from rankbench.report.records import value
 
@@ -16,13 +25,8 @@ def precision_every_k(cx: ClaimContext, a: dict, b: dict, datasets: list[str],
     test per k and averaging (Holm over the 2 x len(ks) tests of a dataset); reproduced only
     when A is significantly higher at every k; the measured text gives the verdict per k."""
     ks = ks or list(range(1, 11))
-    parts = []
-    for ds in datasets:
-        aa, bb = arm(cx, a, ds), arm(cx, b, ds)
-        g = gate(aa, bb)
-        if g:
-            parts.append((aa.dataset_label or ds, g))
-            continue
+
+    def judge(aa, bb):
         family, missing = [], []
         for avg in ("micro", "macro"):
             for k in ks:
@@ -33,11 +37,9 @@ def precision_every_k(cx: ClaimContext, a: dict, b: dict, datasets: list[str],
                 else:
                     family.append((f"{avg} P@{k}", *pv))
         if missing:
-            parts.append((aa.dataset_label, Verdict(
-                "pending", why=f"no per-query {', '.join(missing[:3])}... in the records (the "
-                               "runner keeps per-query P@k from this change on: rerun)",
-                runs=aa.run_ids + bb.run_ids, tags=aa.tags + bb.tags)))
-            continue
+            return Verdict("pending", why=f"no per-query {', '.join(missing[:3])}... in the records "
+                                          "(the runner keeps per-query P@k from this change on: rerun)",
+                           runs=aa.run_ids + bb.run_ids, tags=aa.tags + bb.tags)
         rows = compare(family)
         word = {True: "higher", False: "lower"}
         per = []
@@ -51,11 +53,11 @@ def precision_every_k(cx: ClaimContext, a: dict, b: dict, datasets: list[str],
                     f"macro, k = {ks[0]}..{ks[-1]}); point estimate lower at: "
                     f"{', '.join(lower_pt) or 'none'}; per k: "
                     + ", ".join(f"{c} {d:+.4f} (p {p:.2g}, {v})" for c, v, d, p in per))
-        parts.append((aa.dataset_label, conclude(
-            len(higher) == len(per), [aa, bb], measured,
-            f"paired randomization test per k over {rows[0]['n_queries']} queries, Holm over "
-            f"the {len(per)} tests")))
-    return merge(parts) if len(parts) > 1 else parts[0][1]
+        return conclude(len(higher) == len(per), [aa, bb], measured,
+                        f"paired randomization test per k over {rows[0]['n_queries']} queries, "
+                        f"Holm over the {len(per)} tests")
+
+    return over_datasets(datasets, lambda ds: [arm(cx, a, ds), arm(cx, b, ds)], judge)
 
 
 @CLAIM_RULES.register()
@@ -69,13 +71,7 @@ def pooled_comparison(cx: ClaimContext, a: dict, b: dict, datasets: list[str], m
     reading's paired test are given beside it, labelled."""
     from rankbench.significance import exact_randomization_p_value
 
-    parts = []
-    for ds in datasets:
-        aa, bb = arm(cx, a, ds), arm(cx, b, ds)
-        g = gate(aa, bb)
-        if g:
-            parts.append((aa.dataset_label or ds, g))
-            continue
+    def judge(aa, bb):
         va = {r.spec["fold"]: value(r.record, f"test.{metric}") for r in aa.chosen}
         vb = {r.spec["fold"]: value(r.record, f"test.{metric}") for r in bb.chosen}
         folds = sorted(f for f in set(va) & set(vb) if va[f] is not None and vb[f] is not None)
@@ -95,8 +91,9 @@ def pooled_comparison(cx: ClaimContext, a: dict, b: dict, datasets: list[str], m
                 test += (f"; the per-query reading ({per_query_metric}, mean over queries): diff "
                          f"{t['diff']:+.4f}, paired randomization p = {t['p']:.3g} over "
                          f"{t['n_queries']} queries")
-        parts.append((aa.dataset_label, conclude(ok, [aa, bb], measured, test)))
-    return merge(parts) if len(parts) > 1 else parts[0][1]
+        return conclude(ok, [aa, bb], measured, test)
+
+    return over_datasets(datasets, lambda ds: [arm(cx, a, ds), arm(cx, b, ds)], judge)
 
 
 SIGN_WORD = {1.0: "higher", 0.0: "similar", -1.0: "lower"}
