@@ -131,9 +131,18 @@ def gate(*arms: Arm) -> Verdict | None:
     return None
 
 
+def short_substitution(a: Arm) -> str:
+    """'RCV1 CCAT absent: synthetic RCV1-CCAT-shaped stand-in' (the data layer's parameters,
+    in the captions, left out)."""
+    import re
+
+    text = re.sub(r" \([\w.-]+/[^()]*\{.*\}\)$", "", str(a.substitution))
+    return text if text.startswith(a.dataset_label) else f"{a.dataset_label}: {text}"
+
+
 def conclude(ok: bool, arms: list[Arm], measured: str, test: str = "", why: str = "") -> Verdict:
     """reproduced / not reproduced, or stand-in when an arm ran on a stand-in for absent data."""
-    subs = sorted({f"{a.dataset_label}: {a.substitution}" for a in arms if a.substitution})
+    subs = sorted({short_substitution(a) for a in arms if a.substitution})
     runs = list(dict.fromkeys(i for a in arms for i in a.run_ids))
     tags = [t for a in arms for t in a.tags]
     if subs:
