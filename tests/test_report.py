@@ -369,7 +369,7 @@ def test_render_all_turns_a_renderer_crash_into_a_failed_entry(tmp_path, monkeyp
     def boom(ctx):
         raise RuntimeError("kaput")
 
-    monkeypatch.setitem(renderers.RENDERERS, "boom", boom)
+    monkeypatch.setitem(renderers.RENDERERS._items, "boom", boom)
     plan = _plan([])
     plan.report = {"paper": "toy", "kind": "table", "renderer": "boom", "title": "t"}
     paper = Paper("toy", "Toy et al.", None, EXPERIMENTS / "toy", [])

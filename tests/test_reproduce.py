@@ -13,6 +13,7 @@ import re
 import pytest
 
 from rankbench.plan import experiment_names, hydra_context, plan_experiment
+from rankbench.report.ledger import VERDICTS
 from rankbench.reproduce import main
 from rankbench.spec import run_id
 from rankbench.store import ResultStore
@@ -26,9 +27,18 @@ def test_quick_reproduce_end_to_end_then_resume(tmp_path, capsys):
     index = (out / "README.md").read_text()
     names = experiment_names(quick=True)
     assert len(names) >= 15
-    statuses = dict(re.findall(r"^\| (.+?) \| (?:table|figure) \| ([a-z ]+) \|", index, flags=re.M))
+    statuses = dict(re.findall(r"^\| (.+?) \| (?:table|figure) \| ([a-z -]+) \|", index, flags=re.M))
     assert len(statuses) == len(names)
     assert "failed" not in statuses.values()
+    # every paper opens with its claims ledger, each claim with a computed verdict (quick data:
+    # stand-ins, so no claim may come out reproduced or not reproduced)
+    assert index.count("**Verdicts: ") == 4
+    for key in ("chapelle2010", "lee_lin2014", "sculley2009", "welleck2016"):
+        with (out / key / f"{key}_claims.csv").open() as fh:
+            rows = list(csv.DictReader(fh))
+        assert rows and all(r["verdict"] in VERDICTS for r in rows), key
+        on_runs = [r["verdict"] for r in rows if r["run_ids"]]
+        assert set(on_runs) <= {"stand-in", "not testable here", "pending"}, key
     for png in out.glob("*/*.png"):
         assert png.stat().st_size > 5_000
         caption = png.with_suffix(".md").read_text()

@@ -14,8 +14,10 @@ from rankbench.spec import RunSpec
 from rankbench.store import encode_scores, to_jsonable
 from rankbench.sysinfo import PeakMemory, git_commit, library_versions, machine_info, now
 
-# Per-query test values kept in every record (paired significance tests after the fact).
-PER_QUERY_METRICS = ("ndcg@10", "map", "auc", "mauc")
+# Per-query test values kept in every record (paired significance tests after the fact;
+# P@k micro and macro for every k: Welleck's Fig. 2 claim is tested per k).
+PER_QUERY_METRICS = ("ndcg@10", "map", "auc", "mauc", *(f"p@{k}" for k in range(1, 11)),
+                     *(f"p@{k}_macro" for k in range(1, 11)))
 # Test scores of splits larger than this many documents stay out of the record (the
 # committed store must stay small; such records say so in ``scores.test.omitted``).
 MAX_STORED_SCORES = 100_000
@@ -23,14 +25,16 @@ MAX_STORED_SCORES = 100_000
 
 def evaluate_split(data, scores: np.ndarray, convention: str = "letor") -> dict[str, float]:
     """Every metric name (``metrics.names.METRIC_KEYS``: evaluate's defaults, R-precision, pooled
-    MAUC) plus ``auc_class<c>`` (class c against the rest, Welleck Table 3), the position
-    metrics in ``convention``."""
+    MAUC) plus ``auc_class<c>`` (class c against the rest, Welleck Table 3: the mean over
+    queries) and ``auc_class<c>_pooled`` (the same over the pooled set, MAUC's pooled reading),
+    the position metrics in ``convention``."""
     from rankbench.metrics import METRIC_KEYS, class_auc, evaluate
 
     out = {k: float(v) for k, v in evaluate(data.y, scores, data.qid, METRIC_KEYS, convention,
                                             docids=_docids(data, convention)).items()}
     if np.unique(data.y).shape[0] > 2:  # graded labels: binary data has only auc itself
         out.update({f"auc_class{c}": float(v) for c, v in class_auc(data.y, scores, data.qid).items()})
+        out.update({f"auc_class{c}_pooled": float(v) for c, v in class_auc(data.y, scores).items()})
     return out
 
 

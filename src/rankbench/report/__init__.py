@@ -90,7 +90,22 @@ def render_all(papers: dict[str, Paper], plans: dict[str, ExperimentPlan], names
             done.append(Artefact(art.id, art.paper, art.kind, art.title, [],
                                  f"renderer {art.renderer!r} failed: {exc}", "failed",
                                  [traceback.format_exc()], []))
-    return done
+    return with_ledgers(done, papers, plans, out_dir, quick)
+
+
+def with_ledgers(artefacts: list[Artefact], papers: dict[str, Paper],
+                 plans: dict[str, ExperimentPlan], out_dir: Path, quick: bool) -> list[Artefact]:
+    """``artefacts`` with each paper's claims ledger (``report.ledger``) first among its own."""
+    from rankbench.report.ledger import ledger_artefact
+
+    out: list[Artefact] = []
+    for a in artefacts:
+        if not any(b.paper == a.paper for b in out):
+            paper = papers.get(a.paper)
+            if paper is not None and paper.claims:
+                out.append(ledger_artefact(paper, plans, out_dir, quick))
+        out.append(a)
+    return out
 
 
 def generated_stamp() -> str:

@@ -53,7 +53,8 @@ def runs_status(runs: list[PlannedRun]) -> str:
 
 
 def plan_status(plan: ExperimentPlan, datasets: list[str] | None = None) -> str:
-    """Status of an experiment (restricted to ``datasets``): data not present / pending / partial / ok."""
+    """Status of an experiment (restricted to ``datasets``): data not present / pending / partial /
+    stand-in (every run stored, some on a stand-in) / ok."""
     keys = datasets or list(plan.resolutions)
     present = [k for k in keys if k in plan.resolutions and plan.resolutions[k].present]
     if not present:
@@ -62,4 +63,6 @@ def plan_status(plan: ExperimentPlan, datasets: list[str] | None = None) -> str:
     st = runs_status(runs)
     if st == "ok" and (plan.pending_solvers or len(present) < len(keys)):
         return "partial"
+    if st == "ok" and any(plan.resolutions[k].substitution for k in present):
+        return "stand-in"  # complete, but on data standing in for an absent set
     return st

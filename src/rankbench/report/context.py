@@ -50,7 +50,7 @@ class ArtefactDef:
                    options=dict(report.get("options") or {}), budget_s=report.get("budget_s"))
 
 # Artefact status, from best to worst; an artefact's status is its worst part.
-STATUSES = ("ok", "partial", "pending", "data not present")
+STATUSES = ("ok", "stand-in", "partial", "pending", "data not present")
 
 
 @dataclass
@@ -103,10 +103,11 @@ class Artefact:
     status: str
     notes: list[str] = field(default_factory=list)
     comparisons: list[dict[str, Any]] = field(default_factory=list)  # paper vs ours rows
+    ledger: list[Any] = field(default_factory=list)  # kind "claims": the ledger.ClaimResult rows
 
 
 def worst_status(statuses: list[str]) -> str:
-    """The least complete of ``statuses`` (ok < partial < pending < data not present)."""
+    """The least complete of ``statuses`` (ok < stand-in < partial < pending < data not present)."""
     if not statuses:
         return "pending"
     return max(statuses, key=STATUSES.index)

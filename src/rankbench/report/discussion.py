@@ -13,6 +13,12 @@ default ``.4g``); the second compares the cell of the first filter with the cell
 second and gives ``above`` / ``below`` / ``equal to``; the third gives their difference
 (format default ``+.4f``).  A placeholder that matches no row, or
 more than one, is a problem: it is shown as ``[?...]`` and reported.
+
+    {{ claims chapelle2010 }}
+
+gives the paper's claims ledger (``<paper>/<paper>_claims.csv``, written by the report from
+the records): its verdict counts, every claim that does not hold with its measured numbers
+and its test, then the stand-in, pending and not-testable claims by id with why.
 """
 
 from __future__ import annotations
@@ -22,6 +28,46 @@ import re
 from pathlib import Path
 
 _PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}", re.S)
+_CLAIMS = re.compile(r"^\s*claims\s+([\w-]+)\s*$")
+
+
+def claims_section(results: Path, paper: str) -> str:
+    """The DISCUSSION paragraph of one paper's ledger CSV: counts, then every claim that does not
+    hold stated with its numbers and test, then the other verdicts by id with why."""
+    from rankbench.report.ledger import VERDICTS
+
+    path = results / paper / f"{paper}_claims.csv"
+    if not path.is_file():
+        raise ValueError(f"no ledger {path} (the report writes it)")
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
+    out = [f"**Claims ledger** ([{paper}_claims.md]({paper}/{paper}_claims.md)): {len(rows)} claims, "
+           + ", ".join(f"{n} {v}" for v, n in counts.items()) + "."]
+    failed = [r for r in rows if r["verdict"] == "not reproduced"]
+    if failed:
+        out.append("")
+        out.append("Not reproduced here:")
+        for r in failed:
+            test = f" Test: {r['test']}." if r["test"] else ""
+            why = f" {r['why']}." if r["why"] else ""
+            out.append(f"- **{r['id']}** ({r['section']}) {r['claim']}. Measured: "
+                       f"{r['measured']}.{test}{why}")
+    for verdict, head in (("stand-in", "On a stand-in for absent data"),
+                          ("pending", "Pending (runs not stored yet)"),
+                          ("not testable here", "Not testable here")):
+        by_why: dict[str, list[str]] = {}
+        for r in rows:
+            if r["verdict"] == verdict:
+                by_why.setdefault(r["why"].split(";")[0].strip() or r["measured"], []).append(r["id"])
+        if by_why:
+            out.append("")
+            out.append(f"{head}: " + "; ".join(f"{', '.join(ids)} ({why})" for why, ids in by_why.items())
+                       + ".")
+    bad = [r for r in rows if r["verdict"] not in VERDICTS]
+    if bad:
+        raise ValueError(f"{path}: claims without a verdict: {[r['id'] for r in bad]}")
+    return "\n".join(out)
 
 
 def _filters(text: str) -> dict[str, str]:
@@ -56,6 +102,9 @@ def fill(template: str, results: Path) -> tuple[str, list[str]]:
     def one(m: re.Match) -> str:
         parts = [p.strip() for p in m.group(1).split("|")]
         try:
+            claims = _CLAIMS.match(m.group(1))
+            if claims:
+                return claims_section(results, claims.group(1))
             if len(parts) not in (3, 4, 5):
                 raise ValueError("expected FILE | filters | column [| format, vs filters or "
                                  "minus filters [| format]]")

@@ -18,24 +18,68 @@ def comparison_table(artefacts: list[Artefact]) -> list[dict[str, Any]]:
     return rows
 
 
+STATUS_LEGEND = ("Status: ok = every planned run stored; stand-in = every planned run stored, "
+                 "but on a stand-in for absent data (named in the caption and title); partial = "
+                 "some runs or datasets missing (see the artefact's caption); pending = a solver "
+                 "not in this build or nothing run yet; data not present = no dataset of the "
+                 "artefact under the data root; failed = the renderer raised (message below).")
+LEDGER_SHOWN = ["id", "section", "claim", "verdict", "measured", "test", "why"]
+
+
+def by_paper(artefacts: list[Artefact]) -> dict[str, list[Artefact]]:
+    """Artefacts grouped by paper, in the order they come (the report's paper order)."""
+    out: dict[str, list[Artefact]] = {}
+    for a in artefacts:
+        out.setdefault(a.paper, []).append(a)
+    return out
+
+
+def claims_overview(artefacts: list[Artefact]) -> list[dict[str, Any]]:
+    """One row per paper with a ledger: its verdict counts."""
+    from rankbench.report.ledger import VERDICTS, counts
+
+    rows = []
+    for a in artefacts:
+        if a.kind == "claims":
+            c = counts(a.ledger)
+            rows.append({"paper": a.title.split(": every claim")[0], "claims": len(a.ledger),
+                         **{v: c.get(v, 0) for v in VERDICTS}})
+    return rows
+
+
 def write_index(out_dir: str | Path, artefacts: list[Artefact], header: list[str]) -> Path:
-    """Write ``<out_dir>/README.md`` indexing ``artefacts``; returns its path."""
+    """Write ``<out_dir>/README.md``: per paper its verdict counts, its claims ledger and its
+    artefacts, then every paper-vs-ours number; returns its path."""
+    from rankbench.report.ledger import VERDICTS
+
     out_dir = Path(out_dir)
     lines = ["# Reproduced tables and figures", "", *header, ""]
-    if (out_dir / "DISCUSSION.md").is_file():  # hand-written reading of a committed full run
-        lines += ["Gaps between the papers and these numbers are discussed in "
-                  "[DISCUSSION.md](DISCUSSION.md) (written for the committed full run).", ""]
-    lines += ["| artefact | kind | status | files |", "|---|---|---|---|"]
-    for a in artefacts:
-        links = ", ".join(f"[{p.suffix[1:]}]({p.relative_to(out_dir).as_posix()})" for p in a.files)
-        lines.append(f"| {a.title} | {a.kind} | {a.status} | {links or '—'} |")
-    lines += ["", "Status: ok = every planned run stored; partial = some runs or datasets "
-              "missing (see the artefact's caption); pending = a solver not in this build or "
-              "nothing run yet; data not present = no dataset of the artefact under the data "
-              "root; failed = the renderer raised (message below).", ""]
+    if (out_dir / "DISCUSSION.md").is_file():  # the reading of the committed full run
+        lines += ["Every claim that does not hold here is stated with its numbers in "
+                  "[DISCUSSION.md](DISCUSSION.md) (generated from the ledgers below).", ""]
+    overview = claims_overview(artefacts)
+    if overview:
+        lines += ["## Claims at a glance", "", markdown_table(overview, ["paper", "claims", *VERDICTS]),
+                  ""]
+    for key, arts in by_paper(artefacts).items():
+        ledger = next((a for a in arts if a.kind == "claims"), None)
+        lines += [f"## {ledger.title.split(': every claim')[0] if ledger else key}", ""]
+        if ledger is not None:
+            links = ", ".join(f"[{q.suffix[1:]}]({q.relative_to(out_dir).as_posix()})" for q in ledger.files)
+            lines += [f"**Verdicts: {ledger.caption}.** Ledger: {links} (rules: "
+                      f"`experiments/{key}/claims.csv`).", "",
+                      markdown_table([r.row() for r in ledger.ledger], LEDGER_SHOWN), ""]
+        lines += ["| artefact | kind | status | files |", "|---|---|---|---|"]
+        for a in arts:
+            if a.kind == "claims":
+                continue
+            links = ", ".join(f"[{q.suffix[1:]}]({q.relative_to(out_dir).as_posix()})" for q in a.files)
+            lines.append(f"| {a.title} | {a.kind} | {a.status} | {links or '—'} |")
+        lines.append("")
+    lines += [STATUS_LEGEND, ""]
     failed = [a for a in artefacts if a.status == "failed"]
     if failed:
-        lines += ["## Renderer failures", ""]
+        lines += ["## Renderer and rule failures", ""]
         for a in failed:
             lines += [f"### {a.id}", "", "```text", a.caption, *(a.notes[:1]), "```", ""]
     rows = comparison_table(artefacts)
@@ -67,7 +111,7 @@ border-bottom:1px solid #ccc}table{border-collapse:collapse;font-size:.85em;marg
 td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}th{background:#f3f3f3}
 pre{background:#f7f7f7;padding:.6em;white-space:pre-wrap;font-size:.8em}img{max-width:100%}
 .status{font-weight:bold}.ok{color:#17692a}.partial,.pending{color:#8a5a00}
-.failed{color:#a11}.nodata{color:#666}#images{font-size:.8em;color:#666}"""
+.failed{color:#a11}.stand-in{color:#5a4a8a}.nodata{color:#666}#images{font-size:.8em;color:#666}"""
 # Counts the figures that loaded (the browser test reads it back from the page).
 _SCRIPT = """window.addEventListener('load',function(){var im=document.images,n=0;
 for(var i=0;i<im.length;i++){if(im[i].complete&&im[i].naturalWidth>0){n++;}}
@@ -139,28 +183,43 @@ def markdown_to_html(md: str, folder: Path) -> str:
 
 
 def write_html(out_dir: Path, artefacts: list[Artefact], header: list[str]) -> Path:
-    """``<out_dir>/index.html``: every artefact (table, figure, caption, status) and every
-    paper-vs-ours row on one self-contained page."""
+    """``<out_dir>/index.html``: per paper its verdict counts and claims ledger, then every
+    artefact (table, figure, caption, status), and every paper-vs-ours row, on one
+    self-contained page."""
     import html as h
 
+    from rankbench.report.ledger import VERDICTS
+
     body = ["<h1>Reproduced tables and figures</h1>", *[f"<p>{_inline(x)}</p>" for x in header],
-            '<p id="images"></p>', "<table><tr><th>artefact</th><th>kind</th><th>status</th></tr>"]
+            '<p id="images"></p>']
+    overview = claims_overview(artefacts)
+    if overview:
+        body += ["<h2>Claims at a glance</h2>",
+                 markdown_to_html(markdown_table(overview, ["paper", "claims", *VERDICTS]), out_dir)]
+    body.append("<table><tr><th>artefact</th><th>kind</th><th>status</th></tr>")
     for a in artefacts:
         cls = {"data not present": "nodata"}.get(a.status, a.status)
         body.append(f'<tr><td><a href="#{h.escape(a.id)}">{h.escape(a.title)}</a></td>'
                     f'<td>{a.kind}</td><td class="status {cls}">{h.escape(a.status)}</td></tr>')
     body.append("</table>")
-    for a in artefacts:
-        md = next((p for p in a.files if p.suffix == ".md"), None)
-        cls = {"data not present": "nodata"}.get(a.status, a.status)
-        status = f'<p class="status {cls}">status: {h.escape(a.status)}</p>'
-        body.append(f'<section id="{h.escape(a.id)}">')
-        if md is not None and md.is_file():
-            content = markdown_to_html(md.read_text(), md.parent)
-            body.append(content.replace("<h1>", "<h2>").replace("</h1>", "</h2>" + status, 1))
-        else:
-            body.append(f"<h2>{h.escape(a.title)}</h2>{status}<pre>{h.escape(a.caption)}</pre>")
-        body.append("</section>")
+    for key, arts in by_paper(artefacts).items():
+        ledger = next((a for a in arts if a.kind == "claims"), None)
+        name = ledger.title.split(": every claim")[0] if ledger else key
+        body.append(f'<h2 id="paper-{h.escape(key)}">{h.escape(name)}</h2>')
+        if ledger is not None:
+            body.append(f"<p><strong>Verdicts: {h.escape(ledger.caption)}.</strong></p>")
+        for a in arts:
+            md = next((p for p in a.files if p.suffix == ".md"), None)
+            cls = {"data not present": "nodata"}.get(a.status, a.status)
+            status = f'<p class="status {cls}">status: {h.escape(a.status)}</p>'
+            body.append(f'<section id="{h.escape(a.id)}">')
+            if md is not None and md.is_file():
+                content = markdown_to_html(md.read_text(), md.parent)
+                body.append(content.replace("<h2>", "<h3>").replace("</h2>", "</h3>")
+                            .replace("<h1>", "<h3>").replace("</h1>", "</h3>" + status, 1))
+            else:
+                body.append(f"<h3>{h.escape(a.title)}</h3>{status}<pre>{h.escape(a.caption)}</pre>")
+            body.append("</section>")
     rows = comparison_table(artefacts)
     body.append("<h2>Paper against ours</h2>")
     if rows:

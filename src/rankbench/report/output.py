@@ -195,3 +195,14 @@ def left_out(labels: dict[str, str]) -> str | None:
     return "Left out (nothing to draw): " + "; ".join(f"{k} ({v})" for k, v in labels.items()) + "."
 
 
+
+
+def mark_not_converged(ax, xs, ys, flags) -> bool:
+    """Ring the points of a curve whose runs stopped short of their solver's accuracy (red open
+    circles, one legend entry 'not converged'); True when any was marked."""
+    pts = [(x, y) for x, y, f in zip(xs, ys, flags, strict=True) if f and y is not None]
+    if pts:
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle="none", marker="o",
+                markersize=8, markerfacecolor="none", markeredgecolor="red", markeredgewidth=1.0,
+                label="not converged (a run stopped at its cap)", zorder=6)
+    return bool(pts)

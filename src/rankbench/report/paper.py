@@ -1,9 +1,10 @@
-"""The papers as data: ``experiments/<paper>/paper.yaml`` (citation) and ``paper_values.csv``."""
+"""The papers as data: ``experiments/<paper>/paper.yaml`` (citation), ``paper_values.csv`` (its
+published numbers) and ``claims.csv`` (its claims, each with the rule that computes its verdict)."""
 
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +16,15 @@ PAPERS = ("chapelle2010", "lee_lin2014", "sculley2009", "welleck2016", "leaderbo
 
 @dataclass
 class Paper:
-    """A paper folder: citation, source file, and the published numbers (rows of paper_values.csv)."""
+    """A paper folder: citation, source file, the published numbers (rows of paper_values.csv)
+    and the claims (rows of claims.csv, ``report.ledger``)."""
 
     key: str
     citation: str
     file: str | None
     folder: Path
     values: list[dict[str, Any]]
+    claims: list[dict[str, Any]] = field(default_factory=list)
 
     def paper_values(self, artefact: str | None, **match: Any) -> list[dict[str, Any]]:
         """Published-number rows of ``artefact`` whose columns equal ``match``."""
@@ -54,8 +57,15 @@ def _read_values(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def load_claims(folder: Path) -> list[dict[str, Any]]:
+    """The paper's claims.csv rows (``report.ledger.load_claims``)."""
+    from rankbench.report.ledger import load_claims as load
+
+    return load(folder)
+
+
 def load_paper(folder: str | Path) -> Paper:
-    """Read one paper folder (``paper.yaml`` and ``paper_values.csv``)."""
+    """Read one paper folder (``paper.yaml``, ``paper_values.csv``, ``claims.csv``)."""
     folder = Path(folder)
     path = folder / "paper.yaml"
     if not path.is_file():
@@ -66,7 +76,7 @@ def load_paper(folder: str | Path) -> Paper:
         raise ValueError(f"{path}: unknown keys {unknown}; expected key, citation, file")
     return Paper(key=meta.get("key") or folder.name, citation=meta.get("citation") or folder.name,
                  file=meta.get("file"), folder=folder,
-                 values=_read_values(folder / "paper_values.csv"))
+                 values=_read_values(folder / "paper_values.csv"), claims=load_claims(folder))
 
 
 def load_papers(root: str | Path) -> dict[str, Paper]:

@@ -10,12 +10,14 @@ from rankbench.report.context import Artefact, RenderContext, worst_status
 from rankbench.report.labels import solver_label
 from rankbench.report.output import markdown_table
 from rankbench.report.records import choose_per_fold, flag, mean_of, paired_values, table_tests
+from rankbench.report.renderers import RENDERERS
 from rankbench.report.renderers.sculley import letor_published
 
 METRICS = ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map", "auc"]
 ALPHA = 0.05
 
 
+@RENDERERS.register()
 def leaderboard_table(ctx: RenderContext) -> Artefact:
     """Per dataset: test metrics of each solver's per-fold selected model, sorted by NDCG@10.
 
@@ -34,7 +36,7 @@ def leaderboard_table(ctx: RenderContext) -> Artefact:
     for p in plans:
         solvers += [s for s in p.solvers if s not in solvers]
     pending = sorted({s for p in plans for s in p.pending_solvers})
-    cols = ["rank", "solver", "method", "folds", *[f"test {m}" for m in METRICS],
+    cols = ["rank", "solver", "method", "objective", "folds", *[f"test {m}" for m in METRICS],
             "p ndcg@10 vs ref", "p map vs ref", "p holm ndcg@10", "p holm map",
             "ndcg@10 diff 95% CI", "train s/fold", "chosen params"]
     sections, all_rows = [], []
@@ -77,9 +79,10 @@ def leaderboard_table(ctx: RenderContext) -> Artefact:
                     if m == "ndcg@10":
                         r["ndcg@10 diff 95% CI"] = (f"{t['diff']:+.4f} [{t['ci_low']:+.4f}, "
                                                     f"{t['ci_high']:+.4f}]")
-        rows.sort(key=lambda r: -(r.get("test ndcg@10") or -1.0))
-        for i, r in enumerate(rows, start=1):
-            r["rank"] = i
+        grids = {s: len({json_params(r) for r in runs if r.dataset_key == ds and r.spec["solver"] == s})
+                 for s in solvers}
+        rank_rows(rows, chosen, ds, grids)
+        for r in rows:
             for key in ("p holm ndcg@10", "p holm map"):
                 if r.get(key) is not None and r[key] < ALPHA:
                     r["method"] = r["method"] + (" *" if key.endswith("ndcg@10") else " +")
@@ -103,6 +106,11 @@ def leaderboard_table(ctx: RenderContext) -> Artefact:
         f"per metric); the NDCG@10 difference with its 95% bootstrap interval over queries. "
         f"'*': NDCG@10 differs at corrected p < {ALPHA}; '+': MAP differs at corrected p < {ALPHA}.",
         f"Model selection: per fold, the hyper-parameters with the best {select_on}.",
+        "rank: by test NDCG@10, one rank per objective: exact solvers of one objective (the same "
+        "loss and C give the same model) share their rank and are listed together, ordered by "
+        "the member with the widest C grid, since they differ only by the grid they select C "
+        "from; a solver whose selected runs stopped short of their accuracy (†, not converged) "
+        "gets no rank ('n.c.') and is listed after the ranked ones.",
         "train s/fold: mean training wall time of the selected models (numba compilation excluded).",
     ]
     if pending:
@@ -120,3 +128,57 @@ def leaderboard_table(ctx: RenderContext) -> Artefact:
     st = worst_status([plan_status(p) for p in plans])
     return Artefact(ctx.artefact.id, ctx.paper.key, "table", ctx.artefact.title, [md, csv_path],
                     caption, st, notes, [])
+
+
+def objective_of(solver: str, runs) -> str:
+    """The objective a solver minimizes, for grouping: 'RankSVM, <loss>' for the exact RankSVM
+    optimizers (any oracle), the solver itself otherwise (stochastic, boosted, peers)."""
+    from rankbench.optim.registry import resolve_solver
+
+    try:
+        opt, _ = resolve_solver(solver)
+    except ValueError:
+        return solver
+    if opt.name in ("sgd_queries",):  # stochastic: it approximates, its own entry
+        return solver
+    losses = {r.spec["params"].get("loss") or opt.default_loss for r in runs}
+    return f"RankSVM, {'/'.join(sorted(losses))}"
+
+
+def rank_rows(rows: list[dict], chosen: dict, ds: str, grids: dict[str, int]) -> None:
+    """Order ``rows`` in place and give each its rank: converged rows by test NDCG@10, exact
+    solvers of one objective together under one rank (ordered by the member with the widest
+    grid, ``grids``: solver -> number of parameter sets); rows whose selected runs did not
+    converge last, ranked 'n.c.'."""
+    from rankbench.report.records import not_converged
+
+    for r in rows:
+        runs = chosen.get((ds, r["solver"]), [])
+        r["objective"] = objective_of(r["solver"], runs)
+        r["_nc"] = bool(not_converged(runs))
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        if not r["_nc"]:
+            groups.setdefault(r["objective"], []).append(r)
+    lead = {k: max(v, key=lambda r: (grids.get(r["solver"], 0), r.get("test ndcg@10") or -1.0))
+            for k, v in groups.items()}
+    order = sorted(groups, key=lambda k: -(lead[k].get("test ndcg@10") or -1.0))
+    out = []
+    for i, k in enumerate(order, start=1):
+        members = sorted(groups[k], key=lambda r: (r is not lead[k], -(r.get("test ndcg@10") or -1.0)))
+        for r in members:
+            r["rank"] = i
+        out += members
+    late = sorted((r for r in rows if r["_nc"]), key=lambda r: -(r.get("test ndcg@10") or -1.0))
+    for r in late:
+        r["rank"] = "n.c."
+    for r in out + late:
+        r.pop("_nc", None)
+    rows[:] = out + late
+
+
+def json_params(run) -> str:
+    """A run's parameters as canonical JSON."""
+    import json
+
+    return json.dumps(run.spec["params"], sort_keys=True, default=str)
