@@ -3,6 +3,7 @@
     python -m rankbench.data                   # every data set: available or not, and why
     python -m rankbench.data stats ohsumed     # queries / documents / labels of each split
     python -m rankbench.data stats ohsumed --variant Feature-null --null-policy zero
+    python -m rankbench.data shard train.txt.gz OUT --shards 8   # rankbench.data.sharded
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ def _stats(name: str, variant: str | None, root, null_policy: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Print data-set availability (default) or per-split statistics (``stats NAME``)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["shard"]:  # its own parser (rankbench.data.sharded.shard_main)
+        from rankbench.data.sharded import shard_main
+
+        return shard_main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m rankbench.data")
     ap.add_argument("command", nargs="?", default="status", choices=("status", "stats"))
     ap.add_argument("name", nargs="?")
