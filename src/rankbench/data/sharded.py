@@ -65,7 +65,7 @@ BLOCK_BYTES = 16 << 20  # text read per parse: memory while sharding is about 10
 # shards are on disk and each actor maps only its own)
 SPARSE_MIN_WIDTH = 10_000
 SPARSE_MAX_DENSITY = 0.25
-HASH_CHUNK = 8 << 20
+HASH_CHUNK = 1 << 20
 NULL_POLICIES = ("error", "zero")
 
 
@@ -694,7 +694,8 @@ class ShardedDataset:
             self.verify(shards)
         else:
             self.check_files(shards)
-        parts = [self._load_one(s, mmap and len(shards) == 1) for s in shards]
+        # several shards are concatenated (one copy): read them through their maps
+        parts = [self._load_one(s, mmap or len(shards) > 1) for s in shards]
         if len(parts) == 1:
             return parts[0]
         Xs, ys, ptrs = zip(*parts, strict=True)
