@@ -82,7 +82,7 @@ class LocalRayCluster:
                  start_timeout_s: float = 120.0, object_store_bytes: int | None = None):
         self.n_workers = n_workers
         self.cpus = cpus
-        self.env = dict(os.environ, **NODE_ENV, **(env or {}))
+        self.env = {**os.environ, **NODE_ENV, **(env or {})}
         self.env.pop("RAY_ADDRESS", None)
         self.env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)  # would pin the head to loopback
         self._own_folder = folder is None

@@ -101,7 +101,11 @@ def _per_query(data, scores: np.ndarray) -> dict[str, list]:
 
 def data_facts(data) -> dict[str, Any]:
     """What a split is (Chapelle Table 1): queries, documents, features, label counts, pairs; O(n log n)."""
+    from rankbench.data.sharded import ShardedDataset
     from rankbench.objective import count_pairs
+
+    if isinstance(data, ShardedDataset):  # its manifest says (the driver never loads it)
+        return data.facts()
 
     labels, counts = np.unique(data.y, return_counts=True)
     return {"n_queries": data.n_queries, "n_docs": data.n_docs, "n_features": data.n_features,
@@ -140,6 +144,11 @@ def _fit(est: Any, train, vali, test=None) -> None:
     elif test is not None and "eval_set" in fit_params:
         # evaluation only (no early stopping): the test curve of Sculley's Fig. 2
         kwargs["eval_set"] = (test.X, test.y, test.qid)
+    from rankbench.data.sharded import ShardedDataset
+
+    if isinstance(train, ShardedDataset):  # Ray actors load its shards (rankbench.distributed)
+        est.fit(train)
+        return
     est.fit(train.X, train.y, train.qid, **kwargs)
 
 
