@@ -38,7 +38,7 @@ test-matrix: $(STAMP) ## The full solver-accuracy matrix (every LETOR Fold1 x C 
 	$(PY) -m pytest -m matrix tests/test_solver_accuracy.py $(PYTEST_ARGS)
 
 test-cluster: $(STAMP) ## Query shards on a 3-node local Ray cluster: equality, faults, Hydra, launchers, a 3.7M-document set (about 15 min; needs ray and 6 GB under /tmp)
-	$(PY) -m pytest -m cluster tests/test_cluster.py $(PYTEST_ARGS)
+	$(PY) -m pytest -m cluster tests/test_cluster.py tests/test_boosting_data_parallel.py $(PYTEST_ARGS)
 
 lint: $(STAMP) ## ruff over src and tests
 	$(VENV)/bin/ruff check src tests
