@@ -113,8 +113,12 @@ def test_sharding_model_hand_worked():
 
 def test_docs_scaling_table_is_generated():
     """Every predicted number in docs/scaling.md is scaling_table()'s output (not hand-typed)."""
+    from rankbench.distributed import MEASURED_MEM_BANDWIDTH, MEASURED_RTT
+
     text = DOCS.read_text()
     assert scaling_table() in text
+    # and the table with the constants measured on this machine (bench.shards --scale)
+    assert scaling_table(rtt=MEASURED_RTT, mem_bandwidth=MEASURED_MEM_BANDWIDTH) in text
     # the document's reading of the table
     for k in (10, 100, 1000):
         dense = sharding_model(1e9, 136, k)

@@ -758,6 +758,11 @@ def sharding_model(n_docs: float, d: int, n_shards: int, nnz_per_doc: float | No
 
 
 SCALING_CASES = (("dense, d = 136", 136, None), ("sparse, d = 47,236, 75 nnz/doc", 47_236, 75))
+# Constants measured on the team's 2-core machine by `python -m rankbench.bench.shards --scale`
+# (docs/scaling.md, under other load): one in-process tree Hv on 3.7M x 136 read X twice at
+# 7.2 GB/s; the round trip of one call to one shard actor was 0.6 ms (loopback, not a network)
+MEASURED_MEM_BANDWIDTH = 7.2e9
+MEASURED_RTT = 6e-4
 
 
 def scaling_table(n_docs: float = 1e9, shards=(10, 100, 1000), bandwidth: float = 1.25e9,
@@ -781,3 +786,5 @@ def scaling_table(n_docs: float = 1e9, shards=(10, 100, 1000), bandwidth: float 
 
 if __name__ == "__main__":
     print(scaling_table())
+    print()
+    print(scaling_table(rtt=MEASURED_RTT, mem_bandwidth=MEASURED_MEM_BANDWIDTH))
