@@ -305,10 +305,11 @@ class _ShardPool:
     def _create(self, k: int, node_id: str):
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+        # no CPU reserved unless asked: a pinned actor waiting for a CPU that a running job holds
+        # (a Hydra launcher's task on a 1-CPU node) would never start
         options = {"scheduling_strategy": NodeAffinitySchedulingStrategy(node_id, soft=False),
-                   "max_restarts": 0, "max_task_retries": 0}
-        if self.num_cpus is not None:
-            options["num_cpus"] = self.num_cpus
+                   "max_restarts": 0, "max_task_retries": 0,
+                   "num_cpus": 0 if self.num_cpus is None else self.num_cpus}
         return self.ray.remote(ShardWorker).options(**options).remote(self.sources[k], *self.args)
 
     def label(self, k: int) -> str:
@@ -429,8 +430,8 @@ class ShardedOracle:
     ``address``: when Ray is not initialized yet, the cluster to join ("auto": the running one,
     "host:6379", "ray://host:10001"; None: RAY_ADDRESS when set, else a new local cluster, never
     a running one), left again by ``close`` (``ray.shutdown``); ``num_cpus``: CPUs each actor
-    reserves (None = Ray's default for actors, so more shards than CPUs still start; the actor
-    runs that many numba threads, at least one); ``timeout_s``: bound on each call (None =
+    reserves and runs numba threads on (None = none reserved, so more shards than CPUs still
+    start, and one thread each); ``timeout_s``: bound on each call (None =
     ``call_timeout_s()``); ``max_restarts``: restarts of one shard's actor before the fit fails.
     Call ``close()`` (or use ``with``) to stop the actors."""
 

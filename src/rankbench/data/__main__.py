@@ -28,6 +28,9 @@ def _status(root) -> list[str]:
         if info["family"] == "synthetic":
             out.append(f"  {name:30s} generated (variants letor_like, rcv1_like)")
             continue
+        if info["family"] == "sharded":
+            out.append(f"  {name:30s} a folder made by `rankbench data shard` (dataset.path=...)")
+            continue
         for variant in info["variants"]:
             label = name + (f" [{variant}]" if variant else "")
             try:

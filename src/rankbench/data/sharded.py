@@ -761,14 +761,14 @@ class ShardedDataset:
         return [list(range(int(b[k]), int(b[k + 1]))) for k in range(len(b) - 1)]
 
 
-def load_sharded_split(fold: int = 1, split: str = "train", seed: int = 0, variant=None, *,
-                       path: str | None = None, vali: str | None = None, test: str | None = None,
-                       **params):
-    """The Hydra data set ``dataset=sharded dataset.path=DIR``: the train split is the
-    ``ShardedDataset`` at ``path`` (fitted by the shards' actors), vali and test the files (LETOR or
-    another sharded folder, read whole) given as ``dataset.data_params.vali`` / ``.test``."""
-    if params:
-        raise TypeError(f"the sharded data set got unexpected parameters {sorted(params)}")
+def load_sharded_split(fold: int = 1, split: str = "train", *, path: str | None = None,
+                       vali: str | None = None, test: str | None = None):
+    """``load_fold("sharded", 1, split, path=DIR, vali=FILE, test=FILE)`` (Hydra: ``dataset=sharded
+    dataset.path=DIR``): the train split is the ``ShardedDataset`` at ``path`` (fitted by the
+    shards' actors), vali and test the files (LETOR or another sharded folder, read whole) given
+    as ``vali`` / ``test``."""
+    if fold != 1:
+        raise ValueError(f"a sharded data set has one fold, got fold {fold}")
     if not path:
         raise ValueError("dataset=sharded needs dataset.path=<folder made by `rankbench data shard`>")
     if split == "train":
