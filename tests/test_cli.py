@@ -25,7 +25,7 @@ def toy_conf(root: Path) -> list[str]:
     (root / "solver").mkdir(parents=True)
     (root / "dataset" / "toy.yaml").write_text(
         "name: toy\nvariant: null\nfolds: [1, 2, 3, 4, 5]\ndata_params: {}\n"
-        "loader: test_runner_toys:toy_split\neval_splits: null\n")
+        "eval_splits: null\n")
     (root / "solver" / "toy_lsq.yaml").write_text("name: toy_lsq\nalpha: 1.0\nlog10_alpha: null\n")
     return [f"hydra.searchpath=[file://{root}]", "dataset=toy", "solver=toy_lsq",
             "solver_modules=[test_runner_toys]", "progress=false"]
@@ -71,7 +71,7 @@ def test_preflight_refuses_a_bad_sweep_before_any_run(tmp_path, sweep, monkeypat
     monkeypatch.chdir(tmp_path)
     assert run_in_process(args, monkeypatch) == 2
     err = capsys.readouterr().err
-    assert "solver.alpha must be a positive finite number, got -1" in err
+    assert "alpha must be a positive finite number, got -1" in err
     assert "3 sweep jobs checked" in err
     assert not store.exists()  # not one run started
 
@@ -143,7 +143,7 @@ def filled_store(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(TESTS))
     monkeypatch.setenv("TOY_FAIL_ALPHA", "100")
     specs = [{"experiment": "e1" if a < 50 else "e2", "dataset": "toy", "fold": f,
-              "solver": "toy_lsq", "params": {"alpha": a}, "loader": "test_runner_toys:toy_split"}
+              "solver": "toy_lsq", "params": {"alpha": a}}
              for a in (1e-2, 1.0, 100.0) for f in (1, 2)]
     run_many(specs, tmp_path / "store", progress=False)
     return tmp_path / "store"

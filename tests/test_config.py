@@ -13,7 +13,6 @@ from rankbench.config import (
     METRIC_KEYS,
     ConfigError,
     build_specs,
-    check_params,
     solver_params,
     validate,
 )
@@ -36,7 +35,7 @@ def toy_conf(tmp_path):
     (tmp_path / "solver").mkdir()
     (tmp_path / "dataset" / "toy.yaml").write_text(
         "name: toy\nvariant: null\nfolds: [1, 2, 3, 4, 5]\ndata_params: {}\n"
-        "loader: test_runner_toys:toy_split\neval_splits: null\n")
+        "eval_splits: null\n")
     (tmp_path / "solver" / "toy_lsq.yaml").write_text(
         "name: toy_lsq\nalpha: 1.0\nlog10_alpha: null\ngrid:\n  alpha: [0.1, 1.0]\n")
     return [f"hydra.searchpath=[file://{tmp_path}]", "dataset=toy", "solver=toy_lsq", *TOYS]
@@ -73,7 +72,6 @@ def test_every_contract_solver_has_a_config_with_valid_defaults():
         cfg = composed([f"solver={name}", "seed=7"])
         params = solver_params(dict(cfg.solver))
         assert "grid" not in params and not any(k.startswith("log10_") for k in params)
-        assert check_params(params) == [], name
         if "random_state" in params:
             assert params["random_state"] == 7  # ${seed} interpolation
         for key, values in (raw.get("grid") or {}).items():
@@ -115,26 +113,27 @@ def _registered():
 def test_toy_config_builds_one_spec_per_fold(toy_conf):
     data = validate(composed(toy_conf + ["solver.log10_alpha=-3", "seed=4"]))
     specs = build_specs(data)
-    assert [s["fold"] for s in specs] == [1, 2, 3, 4, 5]
-    assert specs[0]["params"] == {"alpha": pytest.approx(1e-3)}  # log10 mapped, meta keys gone
-    assert specs[0]["seed"] == 4 and specs[0]["loader"] == "test_runner_toys:toy_split"
+    assert [s.fold for s in specs] == [1, 2, 3, 4, 5]
+    assert specs[0].params == {"alpha": pytest.approx(1e-3)}  # log10 mapped, meta keys gone
+    assert specs[0].seed == 4 and specs[0].dataset == "toy"  # a registered data set, by name
 
 
 def test_per_fold_and_grid_modes(toy_conf):
     data = validate(composed(toy_conf + ["protocol=per_fold",
                                          "+protocol.per_fold.alpha=[0.01,0.1,1,10,100]"]))
-    assert [s["params"]["alpha"] for s in build_specs(data)] == [0.01, 0.1, 1, 10, 100]
+    assert [s.params["alpha"] for s in build_specs(data)] == [0.01, 0.1, 1, 10, 100]
     data = validate(composed(toy_conf + ["use_grid=true", "protocol.folds=[2,4]"]))
-    got = [(s["params"]["alpha"], s["fold"]) for s in build_specs(data)]
+    got = [(s.params["alpha"], s.fold) for s in build_specs(data)]
     assert got == [(0.1, 2), (0.1, 4), (1.0, 2), (1.0, 4)]
 
 
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        (["solver.alpha=-1"], "solver.alpha must be a positive finite number, got -1"),
-        (["solver.alpha=0"], "solver.alpha must be a positive finite number, got 0"),
+        (["solver.alpha=-1"], "alpha must be a positive finite number, got -1"),
+        (["solver.alpha=0"], "alpha must be a positive finite number, got 0"),
         (["solver.name=nope"], "unknown solver 'nope'; registered solvers:"),
+        (["solver.name=toy_lsqq"], "unknown solver 'toy_lsqq' (did you mean 'toy_lsq'?)"),
         (["+solver.beta=2"], "refuses parameters"),
         (["protocol.mode=best"], "protocol.mode must be one of"),
         (["protocol.selection_metric=vali.ndcg@11"], "protocol.selection_metric 'vali.ndcg@11'"),
@@ -143,12 +142,12 @@ def test_per_fold_and_grid_modes(toy_conf):
         (["protocol=per_fold", "+protocol.per_fold.alpha=[1,2]"], "one value per fold (5 folds)"),
         (["protocol=per_fold"], "needs protocol.per_fold"),
         (["protocol=per_fold", "+protocol.per_fold.alpha=[1,2,-3,4,5]"],
-         "protocol.per_fold.alpha must be a positive finite number, got -3"),
+         "alpha must be a positive finite number, got -3"),
         (["seed=abc"], "seed"),
         (["experiment_name=a/b"], "experiment_name"),
         (["n_jobs=0"], "n_jobs"),
         (["timeout_s=-5"], "timeout_s must be > 0"),
-        (["dataset.loader=no_module_here:f"], "cannot be imported"),
+        (["+dataset.loader=no_module_here:f"], "dataset.loader"),  # no import path, ever
     ],
 )
 def test_invalid_configs_are_refused_with_a_clear_message(toy_conf, overrides, message):
@@ -161,8 +160,9 @@ def test_spd_sampler_name_is_checked_before_fit():
     cfg = composed(["solver=spd_pegasos", "solver.sampler=bogus", "solver.lam=-1"])
     with pytest.raises(ConfigError) as err:
         validate(cfg, check_data=False)
-    assert "solver.sampler must be one of" in str(err.value) and "'indexed'" in str(err.value)
-    assert "solver.lam must be a positive finite number, got -1" in str(err.value)
+    # the estimator's own check (SPDRanker.check_params), before any data is read
+    assert "unknown sampler 'bogus'; known samplers:" in str(err.value)
+    assert "indexed" in str(err.value)
 
 
 def test_all_problems_reported_at_once(tmp_path):
@@ -175,7 +175,7 @@ def test_all_problems_reported_at_once(tmp_path):
     assert f"dataset ohsumed (variant QueryLevelNorm) not found under the data root {tmp_path}" in text
     assert "OHSUMED/QueryLevelNorm/Fold{1..5}" in text and "allow_synthetic=true" in text
     # an unregistered solver is named; a registered one gets its C checked
-    assert "unknown solver 'prsvm_plus'" in text or "solver.C must be a positive finite number" in text
+    assert "unknown solver 'prsvm_plus'" in text or "C must be finite and > 0, got -1" in text
     assert len(err.value.problems) >= 3
 
 
@@ -211,6 +211,29 @@ def test_experiment_configs_compose_and_validate():
         assert build_specs(data), path
 
 
-def test_conf_dir_is_the_repository_conf():
-    assert CONF == Path(__file__).resolve().parents[1] / "conf"
+def test_conf_dir_is_the_package_conf_linked_from_the_checkout():
+    import rankbench
+
+    assert CONF == Path(rankbench.__file__).resolve().parent / "conf"
+    assert (Path(__file__).resolve().parents[1] / "conf").resolve() == CONF  # top-level link
     assert (CONF / "config.yaml").is_file()
+
+
+@pytest.mark.parametrize("overrides", [
+    ["solver=prsvm,prsvm_plus", "solver.C=1e-3,1e-2", "dataset=synthetic"],
+    ["experiment=chapelle2010/table3"],
+    ["solver.log10_C=range(-3,0)", "seed=1,2", "protocol.folds=[1]"],
+])
+def test_sweep_expansion_is_hydras_basic_sweeper(overrides):
+    """plan.expand_sweep (Hydra's public override parser) gives the jobs, in the order, of
+    Hydra's own BasicSweeper (private: checked here, hydra-core pinned < 1.4)."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from rankbench.plan import compose_multirun, expand_sweep
+
+    master, _ = compose_multirun(overrides)
+    args = [f"{k}={v}" for k, v in (master.hydra.sweeper.get("params") or {}).items()]
+    args.extend(master.hydra.overrides.task)
+    batches = BasicSweeper.split_arguments(OverridesParser.create().parse_overrides(args), None)
+    assert expand_sweep(master) == [list(job) for batch in batches for job in batch]

@@ -57,8 +57,8 @@ def test_added_datasets_are_planned_run_and_reported(tmp_path, monkeypatch):
     present = {k for k, r in plan.resolutions.items() if r.present and r.substitution is None}
     assert {"mslr_web10k", "yahoo_set1", "istella_s"} <= present
     assert not {"mslr_web30k", "yahoo_set2", "ohsumed"} & present
-    assert not [s for s in plan.specs if s["dataset"] in ("mslr_web30k", "yahoo_set2")]
-    folds = {(s["dataset"], s["fold"]) for s in plan.specs if s["solver"] == "spd_pegasos"}
+    assert not [s for s in plan.specs if s.dataset in ("mslr_web30k", "yahoo_set2")]
+    folds = {(s.dataset, s.fold) for s in plan.specs if s.solver == "spd_pegasos"}
     assert {f for d, f in folds if d == "mslr_web10k"} == {1, 2, 3, 4, 5}
     assert {f for d, f in folds if d in ("yahoo_set1", "istella_s")} == {1}
 

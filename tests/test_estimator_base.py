@@ -41,7 +41,7 @@ REPR_CASES = [
     {},
     {"C": 0.1},
     {"C": 0.1, "solver": "tron_tree", "loss": "hinge", "tol": 1e-3, "max_iter": 5, "kernel": "rbf",
-     "gamma": 0.5, "n_components": 100, "eta0": 0.3, "average": True, "random_state": 7},
+     "gamma": 0.5, "n_components": 100, "solver_options": {"max_cg_iter": 30}, "random_state": 7},
     {"delta": np.arange(400.0).reshape(20, 20)},  # multi-line value
     {"delta": "x" * 1000},  # beyond N_CHAR_MAX: the middle becomes "..."
     {"loss": LOSSES["huber"]},  # a dataclass, pretty-printed under its column

@@ -2,6 +2,8 @@
 the default algorithm: from w = 0 they change no iterate, from a warm start the stopping rule
 and its accuracy stay the cold fit's; a resumed CG run is bit for bit one longer run."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,7 @@ from rankbench.data.ranking_data import RankingData
 from rankbench.data.synthetic import make_letor_like
 from rankbench.objective import make_oracle
 from rankbench.optim.accuracy import certificate
-from rankbench.optim.newton_cg import CGState, cg_run, conjugate_gradient, newton_cg
+from rankbench.optim.newton_cg import COLD, WARM, CGState, cg_run, conjugate_gradient, newton_cg
 
 DECREMENT_STOP = "Newton decrement / objective < tol"
 
@@ -87,8 +89,8 @@ def test_options_from_zero_keep_the_iterates(toy):
     # C = 10: the cold fit stops by a confirmed Newton decrement (a second CG solve to 1e-4)
     base = newton_cg(_oracle(toy, 10.0))
     assert base.message == DECREMENT_STOP
-    origin = newton_cg(_oracle(toy, 10.0), forcing="origin")
-    resumed = newton_cg(_oracle(toy, 10.0), resume_confirm=True)
+    origin = newton_cg(_oracle(toy, 10.0), warm=replace(COLD, forcing="origin"))
+    resumed = newton_cg(_oracle(toy, 10.0), warm=replace(COLD, resume_confirm=True))
     for r in (origin, resumed):
         np.testing.assert_array_equal(r.w, base.w)
         assert r.f == base.f and r.n_iter == base.n_iter and r.message == base.message
@@ -111,7 +113,7 @@ def _cg_tolerances(monkeypatch):
 def test_origin_forcing_is_the_cold_fits_at_the_same_gradient(toy, monkeypatch):
     w_prev = newton_cg(_oracle(toy, 0.1)).w
     seen = _cg_tolerances(monkeypatch)
-    r = newton_cg(_oracle(toy, 1.0), w0=w_prev, forcing="origin", keep_coef=True)
+    r = newton_cg(_oracle(toy, 1.0), w0=w_prev, keep_coef=True, warm=replace(COLD, forcing="origin"))
     # one CG run per Newton step, besides the confirming solve (1e-4) of a candidate stop
     fresh = [rtol for rtol, it in seen if it == 0 and rtol != 1e-4]
     assert len(fresh) == r.n_iter >= 2
@@ -135,8 +137,7 @@ def test_warm_options_keep_the_certified_accuracy(toy, C):
     ref = newton_cg(_oracle(toy, C), tol=1e-14, max_iter=500).f
     w_prev = newton_cg(_oracle(toy, C / 10)).w
     for w0 in (None, w_prev):
-        r = newton_cg(_oracle(toy, C), w0=w0, tol=tol, forcing="origin", resume_confirm=True,
-                      probe_certificate=True, cg_reorth=True)
+        r = newton_cg(_oracle(toy, C), w0=w0, tol=tol, warm=WARM)
         assert r.converged
         assert r.f - ref <= tol * abs(ref), (C, w0 is None, r.f, ref)
         if r.message == DECREMENT_STOP:
@@ -156,10 +157,10 @@ def test_probe_stops_at_the_loose_step_when_its_certificate_holds(toy, monkeypat
     # second CG solve to 1e-4; with it, the loose step's certificate ends the fit
     w_prev = newton_cg(_oracle(toy, 0.1)).w
     seen = _cg_tolerances(monkeypatch)
-    plain = newton_cg(_oracle(toy, 1.0), w0=w_prev, forcing="origin")
+    plain = newton_cg(_oracle(toy, 1.0), w0=w_prev, warm=replace(COLD, forcing="origin"))
     assert any(rtol == 1e-4 for rtol, _ in seen)
     seen.clear()
-    probed = newton_cg(_oracle(toy, 1.0), w0=w_prev, forcing="origin", probe_certificate=True)
+    probed = newton_cg(_oracle(toy, 1.0), w0=w_prev, warm=replace(COLD, forcing="origin", probe_certificate=True))
     assert not any(rtol == 1e-4 for rtol, _ in seen)
     assert probed.message.startswith("||g||^2/2")
     assert certificate(_grad(toy, 1.0, probed.w)) <= 1e-6 * abs(probed.f)
@@ -171,15 +172,23 @@ def test_grad_origin_given_is_the_evaluated_one(toy):
     # ||grad f_C(0)|| = C ||grad L(0)||: scaled from the start of a fit at another C
     g01 = newton_cg(_oracle(toy, 0.1)).history[0]["grad_norm"]
     w_prev = newton_cg(_oracle(toy, 1.0)).w
-    evaluated = newton_cg(_oracle(toy, 10.0), w0=w_prev, forcing="origin")
-    given = newton_cg(_oracle(toy, 10.0), w0=w_prev, forcing="origin", grad_origin=g01 * 100.0)
+    evaluated = newton_cg(_oracle(toy, 10.0), w0=w_prev, warm=replace(COLD, forcing="origin"))
+    given = newton_cg(_oracle(toy, 10.0), w0=w_prev, warm=replace(COLD, forcing="origin", grad_origin=g01 * 100.0))
     assert given.n_cg_iter == evaluated.n_cg_iter and given.n_iter == evaluated.n_iter
     assert given.f == pytest.approx(evaluated.f, rel=1e-13)
 
 
+def test_warm_start_policy_is_one_object():
+    # ranksvm_path's policy: every part on; the cold algorithm: every part off
+    assert (WARM.forcing, WARM.resume_confirm, WARM.probe_certificate, WARM.cg_reorth) == (
+        "origin", True, True, True)
+    assert (COLD.forcing, COLD.resume_confirm, COLD.probe_certificate, COLD.cg_reorth) == (
+        "start", False, False, False)
+
+
 def test_bad_forcing_is_refused(toy):
     with pytest.raises(ValueError, match="forcing must be 'start' or 'origin'"):
-        newton_cg(_oracle(toy, 1.0), forcing="gradient")
+        newton_cg(_oracle(toy, 1.0), warm=replace(COLD, forcing="gradient"))
     for bad in (-1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="grad_origin must be a finite norm"):
-            newton_cg(_oracle(toy, 1.0), forcing="origin", grad_origin=bad)
+            newton_cg(_oracle(toy, 1.0), warm=replace(COLD, forcing="origin", grad_origin=bad))

@@ -40,12 +40,13 @@ def test_unbuilt_peer_raises_solver_unavailable_naming_make_peers(tmp_path, monk
 
 
 def test_unbuilt_peer_run_is_stored_as_skipped_and_reported_as_peer_not_built(tmp_path, monkeypatch):
+    import test_runner_toys  # noqa: F401  (registers the "toy" data set)
     from rankbench.report.records import PlannedRun, skipped_reason
     from rankbench.runner import run_one
 
     monkeypatch.setenv("RANKBENCH_PEERS", str(tmp_path / "empty"))
     rec = run_one({"experiment": "t", "dataset": "toy", "fold": 1, "solver": "liblinear_ranksvm",
-                   "params": {"C": 0.1}, "loader": "test_runner_toys:toy_split"})
+                   "params": {"C": 0.1}})
     assert rec["status"] == "skipped" and "run make peers" in rec["error"]
     run = PlannedRun(spec={"solver": "liblinear_ranksvm", "params": {"C": 0.1}, "fold": 1},
                      resolution=None, dataset_key="toy", record=rec)

@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.pipeline import make_pipeline
 
 from rankbench import RankSVM
 from rankbench.estimators.ranksvm import KernelMap
@@ -168,8 +169,13 @@ def test_kernel_pca_map_reproduces_the_kernel_and_fits_nonlinear_relevance():
     # relevance depends on the distance to the origin: no linear ranker can order it
     y = (np.linalg.norm(X, axis=1) < 1.0).astype(int)
     lin = RankSVM(C=1.0).fit(X, y)
-    ker = RankSVM(C=1.0, kernel="rbf", gamma=0.5).fit(X, y)
-    nys = RankSVM(C=1.0, kernel="rbf", gamma=0.5, n_components=40, random_state=0).fit(X, y)
+    ker = make_pipeline(KernelMap(kernel="rbf", gamma=0.5), RankSVM(C=1.0)).fit(X, y)
+    nys = make_pipeline(KernelMap(kernel="rbf", gamma=0.5, n_components=40, random_state=0),
+                        RankSVM(C=1.0)).fit(X, y)
+    # the deprecated spelling is the same model, with a FutureWarning
+    with pytest.warns(FutureWarning, match="Pipeline"):
+        old = RankSVM(C=1.0, kernel="rbf", gamma=0.5).fit(X, y)
+    np.testing.assert_allclose(old.decision_function(X), ker.decision_function(X), rtol=1e-10)
 
     def auc(s):
         pos, neg = s[y == 1], s[y == 0]
@@ -193,7 +199,7 @@ def test_registry_factory_refuses_bad_parameters_at_build_time():
         make_solver("lbfgs_tree", {"loss": "hinge"})
     with pytest.raises(ValueError, match="takes no tol"):
         make_solver("sgd_queries", {"tol": 1e-3})
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="unknown RankSVM parameter.*'not_a_parameter'"):
         make_solver("prsvm", {"not_a_parameter": 1})
 
 

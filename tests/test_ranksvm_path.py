@@ -77,7 +77,7 @@ def test_path_at_a_tight_tol_agrees_to_1e9(toy, solver):
 
 
 def test_warm_newton_off_is_the_cold_algorithm_from_the_previous_solution(toy):
-    off = ranksvm_path(toy.X, toy.y, toy.qid, GRID, solver="prsvm_plus", warm_newton=False)
+    off = ranksvm_path(toy.X, toy.y, toy.qid, GRID, solver="prsvm_plus", newton_policy=None)
     assert not any("warm_newton" in m.extra_ for m in off.models)
     _check_against_cold(off, toy, "prsvm_plus")
     on = ranksvm_path(toy.X, toy.y, toy.qid, GRID, solver="prsvm_plus")
@@ -176,7 +176,7 @@ def test_ohsumed_fold1_fig1_grid(data_root, solver):
         # (CG steps are deterministic); without it the warm path needed more than the cold fits
         assert all(m.extra_.get("warm_newton") for m in path.models[1:])
         assert path.n_cg_iter.sum() < sum(cold_cg), (path.n_cg_iter.tolist(), cold_cg)
-        off = ranksvm_path(tr.X, tr.y, tr.qid, fig1_grid(), solver=solver, warm_newton=False)
+        off = ranksvm_path(tr.X, tr.y, tr.qid, fig1_grid(), solver=solver, newton_policy=None)
         assert path.n_cg_iter.sum() < off.n_cg_iter.sum()
 
 

@@ -23,7 +23,7 @@ from rankbench.report.context import ArtefactDef, RenderContext
 from rankbench.report.paper import Paper, load_paper, load_papers, same_dataset
 from rankbench.report.records import PlannedRun, choose_per_fold, mean_of, per_query, value
 from rankbench.report.renderers import get_renderer
-from rankbench.spec import normalize_spec, run_id
+from rankbench.spec import RunSpec, run_id
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ROOT / "experiments"
@@ -48,14 +48,14 @@ def test_every_artefact_config_plans_and_names_a_paper_and_renderer(hydra, quick
         plan = plan_experiment(name, check_data=False)
         assert plan.specs, name
         for spec in plan.specs[:50]:
-            normalize_spec(spec)  # the runner accepts every spec the plan produces
+            RunSpec.from_dict(spec)  # the runner accepts every spec the plan produces
         reads = plan.report.get("reads") or []
         art = artefact_of(plan, reads)
         assert art.paper in papers, name
         get_renderer(art.renderer)
         for r in reads:
             assert (conf_dir() / "experiment" / f"{r}.yaml").is_file(), (name, r)
-        assert {s["experiment"] for s in plan.specs} == {plan.tag}
+        assert {s.experiment for s in plan.specs} == {plan.tag}
 
 
 def test_quick_variants_shrink_their_artefact(hydra):
@@ -70,7 +70,7 @@ def test_quick_variants_shrink_their_artefact(hydra):
 
 def test_table4_uses_chapelle_table2_c_per_fold(hydra):
     plan = plan_experiment("chapelle2010/table4", check_data=False)
-    c = {(s["dataset"], s["fold"]): s["params"]["C"] for s in plan.specs if s["solver"] == "prsvm"}
+    c = {(s.dataset, s.fold): s.params["C"] for s in plan.specs if s.solver == "prsvm"}
     # Chapelle & Keerthi 2010, Table 2
     assert [c[("ohsumed", f)] for f in range(1, 6)] == [0.01, 0.001, 0.0001, 0.6, 0.1]
     assert [c[("td2004", f)] for f in range(1, 6)] == [0.05, 0.01, 4.0, 0.03, 0.9]
@@ -126,11 +126,11 @@ def test_absent_data_stand_ins_limits_and_per_solver_values(tmp_path, hydra):
     assert not plan.resolutions["ohsumed"].present
     use = plan.resolutions["rcv1_ccat"]
     assert use.present and use.dataset == "synthetic" and "absent" in use.substitution
-    runs = sorted((s["solver"], s["data_params"]["n"], s["params"]["C"]) for s in plan.specs)
+    runs = sorted((s.solver, s.data_params["n"], s.params["C"]) for s in plan.specs)
     # prsvm gets its own C and stops at n = 100 (limits); prsvm_plus keeps the config's C
     assert runs == [("prsvm", 10, 0.5), ("prsvm", 100, 0.5),
                     ("prsvm_plus", 10, 1e-4), ("prsvm_plus", 100, 1e-4), ("prsvm_plus", 1000, 1e-4)]
-    assert all(s["data_params"]["d"] == 47236 for s in plan.specs)  # the stand-in's own params
+    assert all(s.data_params["d"] == 47236 for s in plan.specs)  # the stand-in's own params
     skipped = [j.skip for j in plan.jobs if j.skip]
     assert any("data not present" in s for s in skipped) and any("too big" in s for s in skipped)
     # without missing_data=stand_in absent data is an error naming what goes where
@@ -382,13 +382,15 @@ def test_attach_records_matches_by_run_id(tmp_path):
     from rankbench.store import ResultStore
 
     store = ResultStore(tmp_path / "store")
-    specs = [_run("ohsumed", "prsvm", f, {"C": 1.0}, None).spec for f in (1, 2)]
+    from types import SimpleNamespace
+
+    specs = [RunSpec.from_dict(_run("ohsumed", "prsvm", f, {"C": 1.0}, None).spec) for f in (1, 2)]
     rec = _record("prsvm", 1, 0.5, 0.4, 1.0)
-    rec.update({"run_id": run_id(specs[0]), "experiment": "toy"})
+    rec.update({"run_id": specs[0].run_id, "experiment": "toy"})
     store.append(rec)
     use = DataUse("ohsumed", "OHSUMED", True, "ohsumed")
     plan = _plan([])
-    plan.jobs = [JobPlan([], {"data_use": use, "skip": None}, specs)]
+    plan.jobs = [JobPlan([], SimpleNamespace(data_use=use, skip=None), specs)]
     counts = attach_records({"toy": plan}, store)
     assert (counts["found"], counts["missing"], counts["corrupt"]) == (1, 1, 0)
     assert plan.runs[0].ok and plan.runs[1].record is None

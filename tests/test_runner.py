@@ -11,16 +11,14 @@ import pytest
 
 import test_runner_toys as toys
 from rankbench.runner import run_many, run_one
-from rankbench.spec import normalize_spec, run_id
+from rankbench.spec import RunSpec, run_id
 from rankbench.store import ResultStore
 from rankbench.sysinfo import PeakMemory
-
-LOADER = "test_runner_toys:toy_split"
 
 
 def spec(**over):
     s = {"experiment": "t", "dataset": "toy", "fold": 1, "solver": "toy_lsq",
-         "params": {"alpha": 1.0}, "loader": LOADER}
+         "params": {"alpha": 1.0}}
     s.update(over)
     return s
 
@@ -54,7 +52,7 @@ def test_run_id_identity_rules():
 )
 def test_bad_spec_is_refused(bad, match):
     with pytest.raises(ValueError, match=match):
-        normalize_spec(bad)
+        RunSpec.from_dict(bad)
 
 
 def brute_auc(y, s):
@@ -108,9 +106,9 @@ def test_failed_run_is_a_record_not_an_exception(monkeypatch):
     rec = run_one(spec(params={"alpha": 1.0}))
     assert rec["status"] == "failed" and "cannot be stored in a record" in rec["error"]
     assert rec["train"]["n_iter"] == 1  # what was measured before the failure is kept
-    rec = run_one(spec(solver="no_such_solver"))
-    assert rec["status"] == "failed" and "unknown solver 'no_such_solver'" in rec["error"]
-    rec = run_one(spec(loader=None, dataset="ohsumed", data_root="/nonexistent"))
+    with pytest.raises(ValueError, match="unknown solver 'no_such_solver'"):  # before any data
+        run_one(spec(solver="no_such_solver"))
+    rec = run_one(spec(dataset="ohsumed", data_root="/nonexistent"))
     assert rec["status"] == "failed" and "DatasetNotFound" in rec["error"]
 
 
@@ -222,3 +220,21 @@ def test_history_runs_get_a_test_curve_and_graded_data_class_aucs():
                  for a, b in zip(test.query_ptr[:-1], test.query_ptr[1:], strict=True)]
         per_q = [v for v in per_q if v is not None]
         assert rec["metrics"]["test"][f"auc_class{c}"] == pytest.approx(np.mean(per_q), abs=1e-12)
+
+
+def test_a_spec_is_normalized_once_per_run(tmp_path, monkeypatch):
+    """RunSpec is built (validated, normalized, hashed) once; the runner never re-normalizes it."""
+    from rankbench.spec import RunSpec
+
+    specs = [RunSpec.from_dict(spec(fold=f)) for f in (1, 2, 3)]
+    calls = []
+    original = RunSpec._normalized.__func__
+
+    def counting(cls, fields, problems):
+        calls.append(fields.get("fold"))
+        return original(cls, fields, problems)
+
+    monkeypatch.setattr(RunSpec, "_normalized", classmethod(counting))
+    recs = run_many(specs, ResultStore(tmp_path), progress=False)
+    assert [r["status"] for r in recs] == ["ok"] * 3
+    assert calls == []

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankbench.runner import path_members, run_many, run_one, run_path
-from rankbench.spec import normalize_spec, run_id
+from rankbench.runner import run_many, run_one, run_unit
+from rankbench.spec import RunSpec, run_id
 from rankbench.store import ResultStore
 
 TESTS = Path(__file__).resolve().parent
@@ -31,26 +31,26 @@ def spec(C=1e-2, warm_start=PATH, **kw):
 
 
 def test_warm_start_spec_field_is_checked_and_hashed():
-    assert normalize_spec(spec(warm_start=[1.0, 1e-3, 1e-2, 1e-1]))["warm_start"] == PATH  # sorted
+    assert RunSpec.from_dict(spec(warm_start=[1.0, 1e-3, 1e-2, 1e-1])).path == tuple(PATH)  # sorted
     assert run_id(spec()) != run_id(spec(warm_start=None))  # warm times never pose as cold ones
     assert run_id(spec(warm_start=None)) == run_id({k: v for k, v in spec().items() if k != "warm_start"})
     with pytest.raises(ValueError, match="params.C .* must be one of the path's C values"):
-        normalize_spec(spec(C=5.0))
+        RunSpec.from_dict(spec(C=5.0))
     with pytest.raises(ValueError, match="'warm_start'.*finite and > 0"):
-        normalize_spec(spec(warm_start=[1e-3, -1.0]))
+        RunSpec.from_dict(spec(warm_start=[1e-3, -1.0]))
     with pytest.raises(ValueError, match="'warm_start'.*non-empty"):
-        normalize_spec(spec(warm_start=[]))
+        RunSpec.from_dict(spec(warm_start=[]))
     with pytest.raises(ValueError, match="exclude each other"):
-        normalize_spec(spec(tune={"param": "C", "grid": [1.0, 2.0], "metric": "vali.ndcg@10"}))
-    members = path_members(spec(C=1.0))
-    assert [m["params"]["C"] for m in members] == PATH
+        RunSpec.from_dict(spec(tune={"param": "C", "grid": [1.0, 2.0], "metric": "vali.ndcg@10"}))
+    members = RunSpec.from_dict(spec(C=1.0)).path_members()
+    assert [m.params["C"] for m in members] == PATH
     assert run_id(members[-1]) == run_id(spec(C=1.0))
 
 
 def test_run_path_records_match_cold_runs():
-    records = run_path(spec())
+    records = run_unit(spec())
     assert [r["params"]["C"] for r in records] == PATH
-    assert [r["run_id"] for r in records] == [run_id(m) for m in path_members(spec())]
+    assert [r["run_id"] for r in records] == [run_id(m) for m in RunSpec.from_dict(spec()).path_members()]
     for k, (rec, C) in enumerate(zip(records, PATH, strict=True)):
         assert rec["status"] == "ok", rec["error"]
         t = rec["train"]
@@ -74,11 +74,10 @@ def test_run_path_records_match_cold_runs():
     assert one["run_id"] == records[2]["run_id"] and one["train"]["warm_start_from_C"] == 1e-2
 
 
-def test_run_path_failures_are_recorded_for_every_C():
-    recs = run_path(spec(solver="sgd_queries"))
-    assert [r["status"] for r in recs] == ["failed"] * len(PATH)
-    assert "takes no starting point" in recs[0]["error"]
-    recs = run_path(spec(loader=None, dataset="ohsumed", variant=None, data_root="/nonexistent"))
+def test_run_path_refusals_and_failures():
+    with pytest.raises(ValueError, match="takes no starting point"):  # refused before any data
+        run_unit(spec(solver="sgd_queries"))
+    recs = run_unit(spec(dataset="ohsumed", variant=None, data_root="/nonexistent"))
     assert {r["status"] for r in recs} == {"failed"}
 
 
@@ -169,7 +168,7 @@ def test_path_objectives_are_the_path_functions(tmp_path):
     from rankbench import ranksvm_path
     from rankbench.runner import load_split
 
-    recs = run_path(spec())
+    recs = run_unit(spec())
     tr = load_split(spec(), "train")
     p = ranksvm_path(tr.X, tr.y, tr.qid, PATH, solver="prsvm_plus")
     np.testing.assert_allclose([r["train"]["objective"] for r in recs], p.objective, rtol=1e-12)

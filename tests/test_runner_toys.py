@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from rankbench.data.ranking_data import RankingData
+from rankbench.data.registry import register_dataset
 from rankbench.estimators.registry import register_solver
 
 N_FEATURES = 5
@@ -31,6 +32,12 @@ class ToyLeastSquares:
     def __init__(self, alpha: float = 1.0, max_iter: int = 1):
         self.alpha = alpha
         self.max_iter = max_iter
+
+    def check_params(self):
+        """ValueError unless alpha > 0 (the harness runs it before any data is read)."""
+        a = self.alpha
+        if isinstance(a, bool) or not isinstance(a, int | float) or not np.isfinite(a) or a <= 0:
+            raise ValueError(f"alpha must be a positive finite number, got {a!r}")
 
     def fit(self, X, y, qid=None):
         hang_after = os.environ.get("TOY_HANG_AFTER")
@@ -68,6 +75,7 @@ def make_toy(params: dict) -> ToyLeastSquares:
     return ToyLeastSquares(**params)
 
 
+@register_dataset("toy")
 def toy_split(fold: int, split: str, seed: int = 0, variant=None, n_queries: int = 12,
               noise: float = 0.5) -> RankingData:
     """A seeded LETOR-like split: 3 relevance levels from a noisy linear model."""

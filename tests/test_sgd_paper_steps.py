@@ -26,8 +26,9 @@ def run(name, X, y, ptr, C, loss, **kw):
 def test_both_sgd_optimizers_are_registered_with_a_step_option():
     opts = optimizers()
     for name in ("sgd_pairs", "sgd_queries"):
-        assert "step" in opts[name].parameters
-    assert RankSVM(solver="sgd_pairs_counting", loss="hinge", step="paper", max_iter=10).fit(
+        assert "step" in opts[name].options
+    assert RankSVM(solver="sgd_pairs_counting", loss="hinge", solver_options={"step": "paper"},
+                   max_iter=10).fit(
         *problem()[:2]).coef_.shape == (5,)
 
 

@@ -175,14 +175,14 @@ def test_extreme_C_and_scale_objective_is_finite_and_positive():
 
 
 def test_runner_records_the_achieved_accuracy():
-    from rankbench.runner import _train_block
+    from rankbench.record import train_block
 
     class _Mem:
         peak_mb = start_mb = 0.0
 
     X, y, qid, _ = _scaled_problem(1.0)
     m = RankSVM(C=1.0, solver="tron_tree").fit(X, y, qid)
-    block = _train_block(m, 0.0, 0.0, _Mem())
+    block = train_block(m.fit_report(), 0.0, 0.0, _Mem())
     assert block["converged"] is True
     conv = block["convergence"]
     assert conv["relative_decrement"] <= 1e-6 and conv["stopping_rule"] == "newton_decrement"

@@ -156,7 +156,7 @@ def test_lbfgs_tree_composes_from_the_base_and_validates(hydra_conf):
     cfg = _composed("solver=lbfgs_tree", "protocol=fixed")
     assert OmegaConf.to_container(cfg.solver) == {**base, "name": "lbfgs_tree"}
     data = validate(cfg, check_data=False)
-    assert {s["solver"] for s in build_specs(data)} == {"lbfgs_tree"}
+    assert {s.solver for s in build_specs(data)} == {"lbfgs_tree"}
     validate(_composed("solver=lbfgs_tree", "solver.loss=logistic"), check_data=False)
     cfg = _composed("solver=cutting_plane_pairs")
     assert cfg.solver.loss == "hinge"  # the loss of the optimizer, as cutting_plane.yaml
@@ -200,14 +200,14 @@ def test_a_generated_solver_runs_end_to_end_and_records_its_pairing(tmp_path, mo
     (tmp_path / "conf" / "dataset").mkdir(parents=True)
     (tmp_path / "conf" / "dataset" / "toy.yaml").write_text(
         "name: toy\nvariant: null\nfolds: [1, 2, 3, 4, 5]\ndata_params: {}\n"
-        "loader: test_runner_toys:toy_split\neval_splits: null\n")
+        "eval_splits: null\n")
     store = tmp_path / "store"
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(TESTS))
     monkeypatch.setattr(sys, "argv", ["rankbench"])
     main([f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "dataset=toy", "solver=lbfgs_counting",
           "solver.loss=logistic", "solver.C=0.1", "protocol.folds=[1]", f"store={store}",
-          "progress=false", "experiment_name=lbfgs"])
+          "progress=false", "experiment_name=lbfgs", "solver_modules=[test_runner_toys]"])
     records, corrupt = ResultStore(store).scan()
     assert not corrupt and len(records) == 1
     rec = records[0]

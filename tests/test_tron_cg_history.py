@@ -19,7 +19,8 @@ def _data():
 def test_one_row_per_cg_iteration_with_its_trial_point():
     X, y, qid = _data()
     plain = RankSVM(C=0.5, solver="tron_tree", tol=1e-8).fit(X, y, qid)
-    m = RankSVM(C=0.5, solver="tron_tree", tol=1e-8, cg_history=True, keep_coef_history=True).fit(X, y, qid)
+    m = RankSVM(C=0.5, solver="tron_tree", tol=1e-8, solver_options={"cg_history": True},
+                keep_coef_history=True).fit(X, y, qid)
     # the same iterates and result as without the per-CG rows
     np.testing.assert_array_equal(m.coef_, plain.coef_)
     assert m.n_cg_iter_ == plain.n_cg_iter_

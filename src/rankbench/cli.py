@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rankbench.config import ConfigError
+from rankbench.config import ConfigError, ProtocolConf
 from rankbench.plan import conf_dir, expand_sweep, plan_jobs, prepare  # noqa: F401 (conf_dir: API)
 
 log = logging.getLogger("rankbench")
@@ -36,35 +36,33 @@ def run_job(cfg: Any) -> dict[str, Any]:
     run's command exits 1 (a multirun exits 1 at its end, after the other jobs ran).
     """
     from rankbench.runner import run_many
-    from rankbench.spec import run_id
     from rankbench.store import ResultStore
 
     try:
-        data, specs = prepare(cfg)
+        job, specs = prepare(cfg)
     except ConfigError as exc:
         print(f"rankbench: {exc}", file=sys.stderr)
         sys.exit(EXIT_CONFIG)
-    if data["skip"]:
-        use = data["data_use"]
-        log.info("%s (%s): nothing to run: %s", use.label, data["solver"]["name"], data["skip"])
-        return {"run_ids": [], "n_failed": 0, "store": data["store"], "skipped": data["skip"]}
-    store = ResultStore(data["store"])
+    c = job.conf
+    if job.skip:
+        log.info("%s (%s): nothing to run: %s", job.data_use.label, job.solver_name, job.skip)
+        return {"run_ids": [], "n_failed": 0, "store": c.store, "skipped": job.skip}
+    store = ResultStore(c.store)
     from rankbench.parallel import numba_threads
 
     try:
         with numba_threads(launcher_thread_share()):
-            records = run_many(specs, store, n_jobs=data["n_jobs"], progress=data["progress"],
-                               rerun=data["rerun"], isolate=data["isolate"],
-                               timeout_s=data["timeout_s"])
+            records = run_many(specs, store, n_jobs=c.n_jobs, progress=c.progress, rerun=c.rerun,
+                               isolate=c.isolate, timeout_s=c.timeout_s)
     except OSError as exc:  # store not writable, disk full: finished records are kept
         print(f"rankbench: {exc}", file=sys.stderr)
         sys.exit(EXIT_STORE)
     frame = store.to_frame(records=records)
     # logging: the console and the job's own rankbench.log (Hydra's job logging) both get it
-    log.info("%s runs of %s on %s:\n%s", len(records), data["solver"]["name"],
-             data["data_use"].label, job_table(frame, data["protocol"]))
-    if data["use_grid"]:  # the job holds a whole sweep: summarise it here
-        log.info("grid summary:\n%s", sweep_summary(frame, data["protocol"]))
+    log.info("%s runs of %s on %s:\n%s", len(records), job.solver_name, job.data_use.label,
+             job_table(frame, c.protocol))
+    if c.use_grid:  # the job holds a whole sweep: summarise it here
+        log.info("grid summary:\n%s", sweep_summary(frame, c.protocol))
     n_failed = int((frame["status"] == "failed").sum())
     for status in ("failed", "skipped"):
         bad = [r for r in records if r["status"] == status]
@@ -74,7 +72,7 @@ def run_job(cfg: Any) -> dict[str, Any]:
                   file=sys.stderr)
     if n_failed and not _in_multirun():
         sys.exit(EXIT_FAILED_RUNS)
-    return {"run_ids": [run_id(s) for s in specs], "n_failed": n_failed, "store": data["store"]}
+    return {"run_ids": [s.run_id for s in specs], "n_failed": n_failed, "store": c.store}
 
 
 def launcher_thread_share(launcher: Any = None) -> int | None:
@@ -140,20 +138,20 @@ def mark_synthetic(frame):
     return out
 
 
-def job_table(frame, protocol: dict[str, Any]) -> str:
+def job_table(frame, protocol: ProtocolConf) -> str:
     """One screen: per fold the report metrics, time and iterations of this job's runs."""
     if frame.empty:
         return "(no runs)"
     frame = mark_synthetic(frame)
     cols = ["fold", "solver", "params", "status"]
-    cols += [m for m in protocol.get("report_metrics", []) if m in frame.columns]
+    cols += [m for m in protocol.report_metrics if m in frame.columns]
     cols += [c for c in ("train.wall_s", "train.n_iter", "train.peak_mem_mb") if c in frame.columns]
     f = frame[cols].copy()
     f["params"] = params_column(f["params"])
     return f.sort_values(["params", "fold"]).to_string(index=False, float_format=lambda x: f"{x:.4g}")
 
 
-def sweep_summary(frame, protocol: dict[str, Any]) -> str:
+def sweep_summary(frame, protocol: ProtocolConf) -> str:
     """Text summary of a sweep, by protocol mode.
 
     select: means per parameter value, then the per-fold selection and its test means;
@@ -169,9 +167,9 @@ def sweep_summary(frame, protocol: dict[str, Any]) -> str:
     lines = [f"{len(ok)} ok / {len(frame) - len(ok)} failed runs"]
     if ok.empty:
         return lines[0]
-    metrics = [m for m in protocol.get("report_metrics", []) if m in frame.columns]
+    metrics = [m for m in protocol.report_metrics if m in frame.columns]
     fmt = {"float_format": lambda x: f"{x:.4g}", "index": False}
-    mode = protocol.get("mode", "select")
+    mode = protocol.mode
     if mode == "per_fold":
         per = natural_sort(ok.copy(), fold_first=True)
         per["params"] = params_column(per["params"])
@@ -189,7 +187,7 @@ def sweep_summary(frame, protocol: dict[str, Any]) -> str:
     means["params"] = params_column(means["params"])
     cols = ["dataset", "solver", "params", "n_folds", *metrics, "train.wall_s (all folds)"]
     lines += ["", "mean over folds per parameter value:", means[cols].to_string(**fmt)]
-    metric = protocol.get("selection_metric", "vali.ndcg@10")
+    metric = protocol.selection_metric
     if mode == "select" and metric not in frame.columns:
         lines += ["", f"no model selection: no run has {metric}"]
     elif mode == "select":
@@ -286,6 +284,11 @@ def results_main(argv: list[str] | None = None) -> int:
     roots = args.store or ([os.environ["RANKBENCH_STORE"]] if os.environ.get("RANKBENCH_STORE")
                            else ["results/local", "results/store"])
     stores = [ResultStore(Path(r).resolve()) for r in roots]
+    for st in stores:
+        if st.root.exists() and not st.root.is_dir():
+            print(f"rankbench results: --store {st.root} is a file, not a results store (a "
+                  "directory of <experiment>/<run_id>.json records)", file=sys.stderr)
+            return 2
     print("rankbench results: reading " + ", ".join(
         f"{s.root}" + ("" if s.root.is_dir() else " (absent)") for s in stores), file=sys.stderr)
     store = _MultiStore(stores)

@@ -8,23 +8,25 @@ dataset, fold lists, per-fold values) and raises one ``ConfigError`` listing eve
 before any data is read.  It also decides how the job's data is served (``DataUse``): the
 real files, a declared stand-in (``missing_data=stand_in``, or ``profile=quick``), or
 nothing ("data not present", ``missing_data=skip|stand_in``), and whether a declared
-``limits`` entry skips the job.  ``build_specs`` turns a valid config into the run specs
-of one Hydra job: one per fold (times the solver grid with ``use_grid=true``; with
-``warm_start=true`` too, each fold's grid of C values runs as one warm-started path).
+``limits`` entry skips the job.  It returns a typed ``Job`` (the settings as
+``HarnessConf``, the folds, how the data is served, why it runs nothing), and ``build_specs``
+turns a ``Job`` into its ``RunSpec``s: one per fold (times the solver grid with
+``use_grid=true``; with ``warm_start=true`` too, each fold's grid of C values runs as one
+warm-started path, which the solver declares).  Solver-specific checks belong to each
+estimator (``check_params``, run through its registered ``Solver``), never to this module.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import itertools
-import math
 import os
-import re
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -32,19 +34,17 @@ from omegaconf.errors import OmegaConfBaseException
 from rankbench.metrics.names import METRIC_KEYS  # the one list of metric names
 from rankbench.store import check_experiment_tag
 
+if TYPE_CHECKING:
+    from rankbench.spec import RunSpec
+
 MODES = ("select", "fixed", "per_fold")
 PROFILES = ("full", "quick")
 MISSING_DATA = ("error", "skip", "stand_in")
 TIERS = ("default", "peers")  # which make target trains an experiment
 SPLITS = ("train", "vali", "test")
-# Keys of metrics.evaluate (docs/interfaces.md); selection and report columns use them.
 # Solver config keys that are not estimator parameters.
 SOLVER_META_KEYS = ("name", "grid")
 LOG10_PREFIX = "log10_"
-
-# Parameter rules shared by every solver family (a solver's own checks run in fit).
-_POSITIVE = ("C", "lam", "tol", "learning_rate", "sigma", "alpha")
-_POSITIVE_INT = ("max_iter", "n_iter", "n_estimators")
 
 
 class ConfigError(ValueError):
@@ -65,7 +65,6 @@ class DatasetConf:
     variant: str | None = None
     folds: list[int] = field(default_factory=lambda: [1, 2, 3, 4, 5])
     data_params: dict[str, Any] = field(default_factory=dict)
-    loader: str | None = None
     path: str | None = None  # dataset=sharded: the sharded folder (conf/dataset/sharded.yaml)
     eval_splits: list[str] | None = None
     report_metrics: list[str] | None = None
@@ -110,6 +109,7 @@ class HarnessConf:
     rerun: bool = False
     isolate: bool = False
     timeout_s: float | None = None
+    # modules whose registrations (solvers, data sets) a job needs: imported before validation
     solver_modules: list[str] = field(default_factory=list)
     preflight: bool = True
     profile: str = "full"
@@ -139,6 +139,36 @@ class DataUse:
     variant: str | None = None
     data_params: dict = field(default_factory=dict)
     substitution: str | None = None  # human-readable note when not the real data
+
+
+@dataclass(frozen=True)
+class Job:
+    """One validated Hydra job: its settings (``conf``), the folds and splits it runs, how its
+    data is served, and why it runs nothing (``skip``: data not present, a declared limit)."""
+
+    conf: HarnessConf
+    folds: tuple[int, ...]
+    eval_splits: tuple[str, ...]
+    data_use: DataUse
+    skip: str | None = None
+
+    @property
+    def solver_name(self) -> str:
+        """The solver the job runs."""
+        return self.conf.solver["name"]
+
+    def with_paths(self, base: str | os.PathLike | None) -> Job:
+        """The job with ``store`` and ``data_root`` made absolute against ``base``."""
+        c = self.conf
+        conf = dataclasses.replace(c, store=resolve_path(c.store, base),
+                                   data_root=resolve_path(c.data_root, base) if c.data_root else None)
+        return dataclasses.replace(self, conf=conf)
+
+
+def _conf(data: dict[str, Any]) -> HarnessConf:
+    """The typed settings of a checked config dict."""
+    return HarnessConf(**{**data, "dataset": DatasetConf(**data["dataset"]),
+                          "protocol": ProtocolConf(**data["protocol"])})
 
 
 def import_solver_modules(modules: list[str]) -> None:
@@ -253,31 +283,6 @@ def solver_params(solver: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-def check_params(params: dict[str, Any], prefix: str = "solver") -> list[str]:
-    """Problems with generic parameter values (positive C, lam, tol ...; positive iteration counts)."""
-    problems = []
-    for k, v in params.items():
-        if k in _POSITIVE and v is not None:
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
-                problems.append(f"{prefix}.{k} must be a positive finite number, got {v!r}")
-        if k in _POSITIVE_INT and v is not None:
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                problems.append(f"{prefix}.{k} must be an integer >= 1, got {v!r}")
-        if k == "num_leaves" and (isinstance(v, bool) or not isinstance(v, int) or v < 2):
-            problems.append(f"{prefix}.num_leaves must be an integer >= 2, got {v!r}")
-        if k == "sampler" and v is not None:
-            # SPD builds its sampler only in fit: check the name here, before any work
-            from rankbench.optim.samplers import SAMPLERS
-
-            if v not in SAMPLERS:
-                problems.append(f"{prefix}.sampler must be one of {sorted(SAMPLERS)}, got {v!r}")
-        if k == "early_stopping_rounds" and v is not None and (
-            isinstance(v, bool) or not isinstance(v, int) or v < 1
-        ):
-            problems.append(f"{prefix}.early_stopping_rounds must be null or an integer >= 1, got {v!r}")
-    return problems
-
-
 def _check_metric(name: str, what: str, splits: tuple[str, ...]) -> str | None:
     split, _, key = name.partition(".")
     if split not in splits or key not in METRIC_KEYS:
@@ -296,12 +301,12 @@ def grid_points(solver: dict[str, Any]) -> list[dict[str, Any]]:
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(grid[k] for k in keys))]
 
 
-def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
-    """Check a composed config; return it as a plain dict, or raise one ConfigError listing every problem.
+def validate(cfg: Any, check_data: bool = True) -> Job:
+    """Check a composed config; the typed ``Job``, or one ConfigError listing every problem.
 
-    The dict gains ``folds``, ``eval_splits``, ``data_use`` (a ``DataUse``: how the data is
-    served; with ``check_data=False`` the real files are assumed) and ``skip`` (why the job
-    runs nothing: data not present, or a ``limits`` entry; None when it runs).
+    ``Job.data_use`` says how the data is served (with ``check_data=False`` the real files are
+    assumed) and ``Job.skip`` why the job runs nothing (data not present, or a ``limits``
+    entry; None when it runs).
     """
     data = _typed(to_container(cfg))
     import_solver_modules(data["solver_modules"])
@@ -326,13 +331,13 @@ def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
 
     problems.extend(check_tune(data["tune"]))
     tuner = (data["tune"] or {}).get("solver") if isinstance(data["tune"], dict) else None
-    from rankbench.estimators.registry import solver_names
+    from rankbench.spec import SOLVERS  # the harness's solver registry (peers included)
 
+    solver_names = SOLVERS.names
     if tuner is not None and tuner not in solver_names():
         problems.append(f"tune.solver {tuner!r} is not a registered solver")
 
     # ---- solver (a sweep's per-solver values merged in first)
-    from rankbench.estimators.registry import make_solver, solver_names
 
     solver = data["solver"]
     name = solver.get("name")
@@ -352,13 +357,14 @@ def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
         problems.extend(exc.problems)
         params = None
     if not isinstance(name, str) or name not in known:
-        problems.append(
-            f"unknown solver {name!r}; registered solvers: {', '.join(known) or '(none)'}"
-        )
+        from rankbench.plugins import closest
+
+        problems.append(f"unknown solver {name!r}{closest(name, known)}; registered solvers: "
+                        f"{', '.join(known) or '(none)'}")
     elif params is not None:
-        problems.extend(_check_solver_points(data, name, solver, params, make_solver))
+        problems.extend(_check_solver_points(data, SOLVERS.get(name), solver, params))
         if data["warm_start"]:
-            problems.extend(_check_warm_start(data, name, solver, params, make_solver))
+            problems.extend(_check_warm_start(data, SOLVERS.get(name), solver, params))
 
     # ---- protocol
     proto = data["protocol"]
@@ -406,26 +412,25 @@ def validate(cfg: Any, check_data: bool = True) -> dict[str, Any]:
         bad = _check_stand_in(ds[key], f"dataset.{key}")
         if bad:
             problems.append(bad)
-    use = DataUse(ds["name"], ds["label"] or ds["name"], True, ds["name"], ds["variant"],
-                  dict(ds["data_params"]))
+    # a data set rankbench cannot read is never present, even when the files are not checked
+    use = DataUse(ds["name"], ds["label"] or ds["name"], not ds["unavailable"], ds["name"],
+                  ds["variant"], dict(ds["data_params"]))
     if check_data and data["profile"] in PROFILES and data["missing_data"] in MISSING_DATA:
         use, bad = resolve_data(ds, data["profile"], data["missing_data"], data["data_root"])
         problems.extend(bad)
     if problems:
         raise ConfigError(problems)
-    data["folds"] = folds
-    data["eval_splits"] = splits
-    data["data_use"] = use
-    data["skip"] = None if use.present else "data not present"
+    skip = None if use.present else "data not present"
     lim = data["limits"].get(solver["name"]) or {}
     n = use.data_params.get("n")
     if use.present and "n_max" in lim and n is not None and float(n) > float(lim["n_max"]):
-        data["skip"] = f"limit n <= {lim['n_max']:,}: {lim.get('reason', 'declared in limits')}"
-    return data
+        skip = f"limit n <= {lim['n_max']:,}: {lim.get('reason', 'declared in limits')}"
+    return Job(_conf(data), tuple(folds), tuple(splits), use, skip)
 
 
-def _check_solver_points(data, name, solver, params, make_solver) -> list[str]:
-    """Problems of every parameter set a job will build (grid points, each fold's given values)."""
+def _check_solver_points(data, solver_entry, solver, params) -> list[str]:
+    """Problems of every parameter set a job will build (grid points, each fold's given values),
+    as the solver's own checks see them (``Solver.problems``: the estimator's ``check_params``)."""
     problems: list[str] = []
     points = [{}]
     if data["use_grid"]:
@@ -436,31 +441,19 @@ def _check_solver_points(data, name, solver, params, make_solver) -> list[str]:
     pf = data["protocol"]["per_fold"] if data["protocol"]["mode"] == "per_fold" else {}
     pf = {k: v for k, v in pf.items() if isinstance(v, list) and v}
     n_given = max((len(v) for v in pf.values()), default=1)
-    points = [{**pt, **{k: v[min(i, len(v) - 1)] for k, v in pf.items()}}
-              for pt in points for i in range(n_given)]
-    for point in points:
-        p = {**params, **point}
-        bad = (check_params({k: v for k, v in p.items() if k not in pf}, "solver")
-               + check_params({k: p[k] for k in pf}, "protocol.per_fold"))
+    for point in [{**pt, **{k: v[min(i, len(v) - 1)] for k, v in pf.items()}}
+                  for pt in points for i in range(n_given)]:
+        bad = solver_entry.problems({**params, **point})
         problems.extend(b for b in bad if b not in problems)
-        if bad:
-            continue
-        try:
-            est = make_solver(name, p)
-            check = getattr(est, "check_params", None)  # e.g. a loss x oracle pairing
-            if callable(check):
-                check()
-        except Exception as exc:  # noqa: BLE001 - any constructor error is a config error
-            problems.append(f"solver {name!r} refuses parameters {p}: {type(exc).__name__}: {exc}")
+        if len(problems) >= 5:  # one bad value usually fails every grid point: enough said
             break
     return problems
 
 
-def _check_warm_start(data, name, solver, params, make_solver) -> list[str]:
-    """Problems of ``warm_start=true``: it needs use_grid=true, a grid over C (distinct positive
-    values), a RankSVM solver whose optimizer takes a starting point, no tune, no per-fold C."""
-    from rankbench.estimators.ranksvm import RankSVM, check_Cs
-
+def _check_warm_start(data, solver_entry, solver, params) -> list[str]:
+    """Problems of ``warm_start=true``: it needs use_grid=true, a grid over C, a solver that
+    declares a warm-started path taking these values (``Solver.path_problems``), no tune, no
+    per-fold C."""
     if not data["use_grid"]:
         return ["warm_start=true needs use_grid=true (each fold's solver.grid.C values are fitted "
                 "as one warm-started path)"]
@@ -468,11 +461,7 @@ def _check_warm_start(data, name, solver, params, make_solver) -> list[str]:
     if "C" not in grid:
         return [f"warm_start=true needs solver.grid.C (the path's C values); solver.grid has "
                 f"{sorted(grid) or 'no key'}"]
-    problems = []
-    try:
-        check_Cs(grid["C"])
-    except ValueError as exc:
-        problems.append(f"solver.grid.C with warm_start=true: {exc}")
+    problems = [f"warm_start=true: {p}" for p in solver_entry.path_problems(params, grid["C"])]
     if data["tune"]:
         problems.append("warm_start=true and tune exclude each other (a tuned run chooses its own "
                         "parameter)")
@@ -480,20 +469,6 @@ def _check_warm_start(data, name, solver, params, make_solver) -> list[str]:
     if proto["mode"] == "per_fold" and "C" in (proto["per_fold"] or {}):
         problems.append("warm_start=true fits the grid's C values; protocol.per_fold.C gives one C "
                         "per fold: use one or the other")
-    try:
-        est = make_solver(name, {**params, "C": 1.0})
-    except Exception:  # noqa: BLE001 - reported by the solver checks already
-        return problems
-    if not isinstance(est, RankSVM):
-        problems.append(f"warm_start=true needs a RankSVM solver (rankbench.ranksvm_path); "
-                        f"{name!r} is not one")
-    else:
-        from rankbench.optim.registry import resolve_solver
-
-        optimizer, _ = resolve_solver(est.solver)
-        if "w0" not in optimizer.parameters:
-            problems.append(f"warm_start=true: solver {name!r} (optimizer {optimizer.name!r}) takes "
-                            "no starting point; use cold per-C runs (warm_start=false)")
     return problems
 
 
@@ -553,17 +528,16 @@ def _stand_in_present(s: dict[str, Any], root: str | None) -> bool:
 
 
 def _check_dataset(ds: dict[str, Any], root: str | None) -> list[str]:
-    if ds["loader"]:
-        mod, sep, fn = ds["loader"].partition(":")
-        try:
-            getattr(importlib.import_module(mod), fn) if sep else None
-        except (ImportError, AttributeError) as exc:
-            return [f"dataset.loader {ds['loader']!r} cannot be imported: {exc}"]
-        return [] if sep else [f"dataset.loader {ds['loader']!r} must look like 'module:function'"]
     from rankbench.data import registry
 
+    known = registry.dataset_names()
+    if ds["name"] not in known:
+        from rankbench.plugins import closest
+
+        return [f"unknown dataset {ds['name']!r}{closest(ds['name'], known)}; known: "
+                f"{', '.join(known)}"]
     if ds["name"] not in registry.list_datasets():
-        return [f"unknown dataset {ds['name']!r}; known: {', '.join(registry.list_datasets())}"]
+        return []  # a data set defined in code: its loader says what it needs
     try:
         if registry.dataset_available(ds["name"], ds["variant"], root):
             return []
@@ -571,20 +545,9 @@ def _check_dataset(ds: dict[str, Any], root: str | None) -> list[str]:
         return [f"dataset {ds['name']!r}: {exc}"]
     if ds["data_params"].get("allow_synthetic"):
         return []  # the data layer generates a labelled stand-in
-    alt = "+dataset.data_params.allow_synthetic=true for a labelled synthetic stand-in"
-    try:
-        # absent data fails fast here, with the data layer's message of what goes where
-        registry.load_fold(ds["name"], ds["folds"][0], "train", ds["variant"], root)
-    except registry.DatasetNotFound as exc:
-        # its API hint (allow_synthetic=True) has a command-line form here
-        msg, n = re.subn(r"pass allow_synthetic=True for a labelled (synthetic )?stand-in", alt, str(exc))
-        msg = msg.replace("pass root=...", "pass data_root=...")  # the config key's name
-        return [msg if n else f"{msg}; or {alt}"]
-    except Exception:  # noqa: BLE001 - any other problem: the generic message below
-        pass
-    where = f"under data_root {root}" if root else "because no data root is set (RANKBENCH_DATA or data_root=...)"
-    label = ds["name"] + (f" (variant {ds['variant']})" if ds["variant"] else "")
-    return [f"dataset {label} not found {where}; or {alt}"]
+    # what goes where, in the config's own words
+    return [registry.describe_missing(ds["name"], ds["variant"], root, root_option="data_root=...",
+                                      stand_in_option="+dataset.data_params.allow_synthetic=true")]
 
 
 def resolve_path(path: str, base: str | os.PathLike | None) -> str:
@@ -595,46 +558,27 @@ def resolve_path(path: str, base: str | os.PathLike | None) -> str:
     return str(p)
 
 
-def build_specs(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Run specs of one job from a validated config: one per fold (times the grid with use_grid).
+def build_specs(job: Job) -> list[RunSpec]:
+    """Run specs of one job: one per fold (times the grid with use_grid); none when the job runs
+    nothing (``job.skip``: data not present, or over a declared limit)."""
+    from rankbench.spec import RunSpec
 
-    A job that runs nothing (``data["skip"]``: data not present, or over a declared limit)
-    has no specs.
-    """
-    if data.get("skip"):
+    if job.skip:
         return []
-    solver = data["solver"]
-    ds = data["dataset"]
-    use = data.get("data_use") or DataUse(ds["name"], ds["name"], True, ds["name"], ds["variant"],
-                                          dict(ds["data_params"]))
-    proto = data["protocol"]
-    base = solver_params(solver)
-    points = grid_points(solver) if data["use_grid"] else [{}]
-    path = sorted(float(c) for c in solver["grid"]["C"]) if data.get("warm_start") else None
+    c, use = job.conf, job.data_use
+    proto = c.protocol
+    base = solver_params(c.solver)
+    points = grid_points(c.solver) if c.use_grid else [{}]
+    path = sorted(float(x) for x in c.solver["grid"]["C"]) if c.warm_start else None
     specs = []
     for point in points:
-        for i, fold in enumerate(data["folds"]):
+        for i, fold in enumerate(job.folds):
             params = {**base, **point}
-            if proto["mode"] == "per_fold":
-                params.update({k: v[i] for k, v in proto["per_fold"].items()})
-            spec = {
-                "experiment": data["experiment_name"],
-                "dataset": use.dataset,
-                "variant": use.variant,
-                "fold": int(fold),
-                "solver": solver["name"],
-                "params": params,
-                "seed": data["seed"],
-                "data_params": dict(use.data_params),
-                "record_history": data["record_history"],
-                "eval_splits": list(data["eval_splits"]),
-                "loader": ds["loader"] if use.substitution is None else None,
-            }
-            if data["tune"]:
-                spec["tune"] = data["tune"]
-            if path is not None:  # one point of the fold's warm-started path (runner.run_path)
-                spec["warm_start"] = path
-            if data["data_root"]:
-                spec["data_root"] = data["data_root"]
-            specs.append(spec)
+            if proto.mode == "per_fold":
+                params.update({k: v[i] for k, v in proto.per_fold.items()})
+            specs.append(RunSpec.create(
+                experiment=c.experiment_name, dataset=use.dataset, variant=use.variant,
+                fold=int(fold), solver=c.solver["name"], params=params, seed=c.seed,
+                data_params=dict(use.data_params), record_history=c.record_history,
+                eval_splits=job.eval_splits, tune=c.tune, path=path, data_root=c.data_root))
     return specs

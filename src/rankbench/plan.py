@@ -10,6 +10,7 @@ paper's artefact.  Nothing here trains.
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,7 +18,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from rankbench.config import ConfigError, DataUse, build_specs, resolve_path, validate
+from rankbench.config import ConfigError, DataUse, Job, build_specs, validate
+from rankbench.spec import RunSpec
 
 # The directory rankbench was started in, for paths in conf/ (Hydra's job folders). Cached,
 # and Hydra hands each job its driver's resolver cache, so a remote worker (Ray, Slurm)
@@ -29,16 +31,94 @@ QUICK_PREFIX = "quick/"
 
 
 def conf_dir() -> Path:
-    """The Hydra config directory: RANKBENCH_CONF_DIR, else ``conf/`` of the source tree.
+    """The Hydra config directory: RANKBENCH_CONF_DIR, else the package's own ``conf/`` (package
+    data: the same configs in a checkout, where the top-level ``conf`` links to it, and in a wheel).
 
     Solvers without a YAML of their own (every optimizer x oracle pairing) are put in
     Hydra's ConfigStore here, so ``solver=lbfgs_tree`` composes wherever conf/ is used.
     """
-    from rankbench.optim.registry import register_hydra_solver_configs
-
     env = os.environ.get("RANKBENCH_CONF_DIR")
-    path = Path(env).resolve() if env else Path(__file__).resolve().parents[2] / "conf"
+    path = Path(env).resolve() if env else Path(__file__).resolve().parent / "conf"
     return register_hydra_solver_configs(path)
+
+
+def register_hydra_solver_configs(conf: str | os.PathLike) -> Path:
+    """Put a node in Hydra's ConfigStore (group "solver") for every RankSVM solver that has no
+    ``conf/solver/<name>.yaml``, built from ``solver/base/ranksvm.yaml`` with its name and
+    its optimizer's loss; returns ``conf`` (Hydra's config directory)."""
+    conf = Path(conf)
+    base_file = conf / "solver" / "base" / "ranksvm.yaml"
+    if not base_file.is_file():
+        return conf
+    from hydra.core.config_store import ConfigStore
+
+    from rankbench.optim.registry import get_optimizer, ranksvm_solvers
+
+    base = OmegaConf.load(base_file)
+    store = ConfigStore.instance()
+    for name, (opt, _) in ranksvm_solvers().items():
+        # a node named like a YAML file would be merged into it as a schema: skip those
+        if not (conf / "solver" / f"{name}.yaml").exists():
+            node = OmegaConf.merge(base, {"name": name, "loss": get_optimizer(opt).default_loss})
+            store.store(group="solver", name=name, node=node)
+    return conf
+
+
+def explain_compose_error(exc: BaseException, overrides: list[str] | tuple[str, ...] = ()) -> str:
+    """A Hydra composition error in the user's words: an unknown config choice lists the group's
+    options, an unknown key the valid keys of its node, each with the closest names."""
+    from hydra.errors import MissingConfigException
+
+    from rankbench.plugins import closest
+
+    if isinstance(exc, MissingConfigException) and exc.options is not None:
+        group, _, name = str(exc.missing_cfg_file or "").rpartition("/")
+        opts = sorted(exc.options)
+        return (f"unknown {group or 'config'} {name!r}{closest(name, opts)}; "
+                f"{group or 'options'}: {', '.join(opts)}")
+    cause = exc.__cause__ or exc.__context__
+    key = getattr(cause, "full_key", None)
+    if key:
+        parent, _, leaf = str(key).rpartition(".")
+        try:  # the valid keys of the node, from the config composed without the bad override
+            from hydra import compose
+
+            base = compose(config_name="config",
+                           overrides=[o for o in overrides if not o.lstrip("+~").startswith(key)])
+            node = OmegaConf.select(base, parent) if parent else base
+            valid = sorted(str(k) for k in node.keys()) if hasattr(node, "keys") else []
+        except Exception:  # noqa: BLE001 - the plain message below still names the key
+            valid = []
+        hint = f"{closest(leaf, valid)}; valid keys of {parent or 'the config'}: " \
+               f"{', '.join(valid)}" if valid else ""
+        return f"unknown config key {key!r}{hint} (a new key needs a leading +, e.g. +{key}=...)"
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"{type(exc).__name__}: {first}"
+
+
+def check_overrides(overrides: list[str]) -> str | None:
+    """Why ``rankbench [-m] <overrides>`` cannot be composed, or None: its overrides that are not
+    sweeps are composed here first, so an unknown choice or key is a config error (exit 2) in
+    the user's words (each job of a sweep is checked by the multirun's preflight)."""
+    from hydra import compose
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(list(overrides))
+    except Exception as exc:  # noqa: BLE001 - a grammar error: Hydra's message says where
+        return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}"
+    # hydra.searchpath decides where configs are found; other hydra.* keys (launcher, run
+    # directories) do not change the job's config
+    overrides = [o.input_line for o in parsed if not o.is_sweep_override() and (
+        not o.get_key_element().lstrip("+~").startswith("hydra")
+        or o.get_key_element().lstrip("+~") == "hydra.searchpath")]
+    try:
+        with hydra_context():
+            compose(config_name="config", overrides=overrides)
+    except Exception as exc:  # noqa: BLE001 - any composition error is the user's config
+        with hydra_context():
+            return explain_compose_error(exc, overrides)
+    return None
 
 
 def launch_dir() -> str:
@@ -51,19 +131,20 @@ def launch_dir() -> str:
         return os.getcwd()
 
 
-def prepare(cfg: Any, check_data: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def prepare(cfg: Any, check_data: bool = True) -> tuple[Job, list[RunSpec]]:
     """Validate one composed job config and build its run specs (paths resolved); raises ConfigError."""
-    data = validate(cfg, check_data=check_data)
-    base = launch_dir()
-    data["store"] = resolve_path(data["store"], base)
-    if data["data_root"]:
-        data["data_root"] = resolve_path(data["data_root"], base)
-    return data, build_specs(data)
+    job = validate(cfg, check_data=check_data).with_paths(launch_dir())
+    try:
+        return job, build_specs(job)
+    except ValueError as exc:  # a spec the config's checks let through: still a config error
+        raise ConfigError([str(exc)]) from None
 
 
 def expand_sweep(config) -> list[list[str]]:
-    """The override lists of every job of a basic-sweeper multirun (config sweeper params + CLI)."""
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    """The override lists of every job of a basic-sweeper multirun (config sweeper params + CLI),
+    in the basic sweeper's order: the product of the sweeps, the last override varying fastest
+    (Hydra's public override grammar; tests/test_config.py checks it against Hydra's own
+    BasicSweeper)."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     target = str(config.hydra.sweeper.get("_target_", ""))
@@ -71,9 +152,13 @@ def expand_sweep(config) -> list[list[str]]:
         raise ValueError(f"sweeper {target} is not the basic sweeper")
     args = [f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()]
     args.extend(config.hydra.overrides.task)
-    parsed = OverridesParser.create().parse_overrides(args)
-    batches = BasicSweeper.split_arguments(parsed, None)
-    return [list(job) for batch in batches for job in batch]
+    choices = []
+    for o in OverridesParser.create().parse_overrides(args):
+        key = o.get_key_element()
+        values = [o.get_value_element_as_str()] if not o.is_sweep_override() else \
+            list(o.sweep_string_iterator())
+        choices.append([f"{key}={v}" for v in values])
+    return [list(job) for job in itertools.product(*choices)]
 
 
 @dataclass
@@ -81,18 +166,18 @@ class JobPlan:
     """One job of a sweep: its overrides, validated config, run specs, and why it runs nothing."""
 
     overrides: list[str]
-    data: dict[str, Any]
-    specs: list[dict[str, Any]]
+    job: Job
+    specs: list[RunSpec]
 
     @property
     def use(self) -> DataUse:
         """How the job's dataset is served."""
-        return self.data["data_use"]
+        return self.job.data_use
 
     @property
     def skip(self) -> str | None:
         """Why the job runs nothing (data not present, a declared limit), or None."""
-        return self.data["skip"]
+        return self.job.skip
 
 
 class _JobComposer:
@@ -117,6 +202,8 @@ class _JobComposer:
         return "." not in key and self.loader.repository.group_exists(key)
 
     def compose(self, overrides: list[str]):
+        # private, pinned: hydra-core >=1.3.2,<1.4 (pyproject.toml); tests/test_report.py
+        # checks the result against load_sweep_config, Hydra's own composition of a job
         from hydra._internal.config_loader_impl import ConfigLoaderImpl
 
         parsed = self.parser.parse_overrides(list(overrides))
@@ -249,18 +336,17 @@ def plan_jobs(master, job_overrides: list[list[str]], loader=None,
         where = " ".join(overrides) or "(no overrides)"
         try:
             job_cfg, choices = composer.compose(overrides)
-            data, specs = prepare(job_cfg, check_data=check_data)
+            job, specs = prepare(job_cfg, check_data=check_data)
             choice = choices.get("dataset")
-            if choice and choice != data["data_use"].key:  # e.g. ohsumed_featmin: name ohsumed
-                data["data_use"] = replace(data["data_use"], key=choice)
+            if choice and choice != job.data_use.key:  # e.g. ohsumed_featmin: name ohsumed
+                job = replace(job, data_use=replace(job.data_use, key=choice))
         except ConfigError as exc:
             problems.extend(f"[{where}] {p}" for p in exc.problems)
             continue
         except Exception as exc:  # noqa: BLE001 - any composition error stops the sweep, named
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            problems.append(f"[{where}] {type(exc).__name__}: {first}")
+            problems.append(f"[{where}] {explain_compose_error(exc, overrides)}")
             continue
-        jobs.append(JobPlan(list(overrides), data, specs))
+        jobs.append(JobPlan(list(overrides), job, specs))
     return jobs, problems
 
 
@@ -314,7 +400,7 @@ class ExperimentPlan:
     tier: str = "default"          # peers: trained by make reproduce-peers only
 
     @property
-    def specs(self) -> list[dict[str, Any]]:
+    def specs(self) -> list[RunSpec]:
         """Every run spec of the experiment, in job order."""
         return [s for j in self.jobs for s in j.specs]
 
@@ -353,11 +439,11 @@ def plan_experiment(name: str, extra: list[str] | tuple[str, ...] = (),
     jobs, problems = plan_jobs(master, job_overrides, loader, check_data=check_data)
     if problems:
         raise ConfigError(problems, where=f"experiment {name}")
-    first = jobs[0].data
-    plan = ExperimentPlan(name=name, tag=first["experiment_name"], report=dict(first["report"]),
-                          jobs=jobs, limits=dict(first["limits"]), tier=first["tier"])
+    first = jobs[0].job.conf
+    plan = ExperimentPlan(name=name, tag=first.experiment_name, report=dict(first.report),
+                          jobs=jobs, limits=dict(first.limits), tier=first.tier)
     for job in jobs:
-        key, solver = job.use.key, job.data["solver"]["name"]
+        key, solver = job.use.key, job.job.solver_name
         if key not in plan.resolutions:
             plan.resolutions[key] = job.use
             plan.datasets.append(key)

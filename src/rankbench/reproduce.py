@@ -32,14 +32,14 @@ from rankbench.plan import (
     plan_experiment,
 )
 from rankbench.report import attach_records, generated_stamp, render_all, write_index
-from rankbench.spec import run_id
 
 LAUNCHERS = ("basic", "joblib", "ray", "ray_cluster", "slurm", "submitit_local")
 
 
-def repository_root() -> Path:
-    """The source checkout (holds conf/, experiments/ and results/)."""
-    return conf_dir().parent
+def papers_dir() -> Path:
+    """The papers as data (``experiments/``: citations, published numbers, the DISCUSSION
+    template), shipped inside the package like ``conf/``."""
+    return Path(__file__).resolve().parent / "experiments"
 
 
 def select_names(quick: bool, only: list[str] | None) -> list[str]:
@@ -104,7 +104,7 @@ def run_experiment(name: str, overrides: list[str], launcher: str, progress: boo
     if launcher != "basic":
         cmd.append(f"hydra/launcher={launcher}")
     print("  $ " + " ".join(cmd[1:]), flush=True)
-    return subprocess.run(cmd, cwd=repository_root()).returncode
+    return subprocess.run(cmd).returncode
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     from rankbench.report.paper import load_papers
     from rankbench.store import ResultStore
 
-    root = repository_root()
-    results = Path(args.results) if args.results else root / "results" / ("_quick" if args.quick else "")
+    # results/ goes where rankbench runs (the checkout's root under make), never into the package
+    results = Path(args.results) if args.results else Path("results") / ("_quick" if args.quick else "")
     store = ResultStore(Path(args.store) if args.store else results / "store")
     data_root = args.data_root or os.environ.get("RANKBENCH_DATA") or None
     overrides = [f"store={store.root.resolve()}"] + (["rerun=true"] if args.rerun else [])
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             if plans[name].tier == "peers" and not args.peers:
                 print(f"  {name}: peer runs, trained by make reproduce-peers (--peers)")
                 continue
-            ids = {run_id(s) for s in plans[name].specs}
+            ids = {s.run_id for s in plans[name].specs}
             if not ids or (ids <= stored_ok and not args.rerun):  # every run is stored
                 print(f"  {name}: all {len(ids)} runs stored")
                 continue
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     counts = attach_records(plans, store)
     for line in counts["corrupt_files"]:
         print(f"rankbench.reproduce: corrupt record file skipped: {line}", file=sys.stderr)
-    papers = load_papers(root / "experiments")
+    papers = load_papers(papers_dir())
     artefacts = render_all(papers, plans, names, reads, results, quick=args.quick,
                            data_root=Path(data_root) if data_root else None)
     header = [
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quick:  # the reading of a full run; quick numbers are a smoke test
         from rankbench.report.discussion import write_discussion
 
-        _, discussion_problems = write_discussion(root / "experiments" / "discussion.md", results)
+        _, discussion_problems = write_discussion(papers_dir() / "discussion.md", results)
         for p in discussion_problems:
             print(f"rankbench.reproduce: DISCUSSION.md placeholder not filled: {p}", file=sys.stderr)
     index = write_index(results, artefacts, header)

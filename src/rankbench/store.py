@@ -17,6 +17,7 @@ import math
 import os
 import re
 import tempfile
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,9 @@ SCHEMA_VERSION = 1
 
 # Experiment tags become directory names: keep them to a portable alphabet.
 _TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+# a tag is a directory name, and every file system takes 255 bytes: a tag of at most this many
+# characters is refused at validation, never after training
+MAX_TAG_LENGTH = 128
 _RUN_ID_RE = re.compile(r"^[0-9a-f]{40}$")
 
 # Record blocks flattened into "<block>.<key>" columns by ``to_frame``.
@@ -73,6 +77,9 @@ def check_experiment_tag(tag: str) -> str:
             f"experiment tag {tag!r} is not valid: use letters, digits, '_', '-', '.' "
             "and start with a letter or digit"
         )
+    if len(tag) > MAX_TAG_LENGTH:
+        raise ValueError(f"experiment tag of {len(tag)} characters is too long for a directory "
+                         f"name: at most {MAX_TAG_LENGTH}")
     return tag
 
 
@@ -135,8 +142,24 @@ def write_json_atomic(path: Path, obj: Any) -> None:
     _fsync_dir(path.parent)
 
 
+_STR_OR_NONE = (str, type(None))
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    """A finite JSON number, or null (strict JSON has no NaN or infinity; Python's reader
+    accepts them, and ``1e400`` reads as infinity)."""
+    return v is None or (isinstance(v, int | float) and not isinstance(v, bool)
+                         and math.isfinite(v))
+
+
 def _validate_record(obj: Any) -> str | None:
-    """Why ``obj`` is not a record, or None."""
+    """Why ``obj`` is not a record, or None: the record schema (docs/interfaces.md), types
+    included, and its run id the sha1 of its spec.  A record is data: nothing in it is ever
+    imported, called or turned into a path without this check and the spec's own."""
     if not isinstance(obj, dict):
         return f"top-level JSON value is a {type(obj).__name__}, expected an object"
     for key in ("run_id", "status", "experiment"):
@@ -146,7 +169,72 @@ def _validate_record(obj: Any) -> str | None:
         return f"status is {obj['status']!r}, expected one of {', '.join(STATUSES)}"
     if not isinstance(obj["run_id"], str) or not _RUN_ID_RE.match(obj["run_id"]):
         return f"run_id {obj['run_id']!r} is not a 40-digit hex sha1"
+    try:
+        check_experiment_tag(obj["experiment"])
+    except ValueError as exc:
+        return str(exc)
+    types = {"error": _STR_OR_NONE, "dataset": str, "variant": _STR_OR_NONE, "solver": str,
+             "synthetic": (bool, type(None)), "params": dict, "metrics": dict, "per_query": dict,
+             "scores": dict, "train": dict, "history": list, "extra": dict, "spec": dict,
+             "env": dict}
+    for key, want in types.items():
+        if key in obj and not isinstance(obj[key], want):
+            return f"field {key!r} is a {type(obj[key]).__name__}, expected {_names(want)}"
+    for key, low in (("fold", 1), ("seed", 0)):
+        if key in obj and not (_is_int(obj[key]) and obj[key] >= low):
+            return f"field {key!r} is {obj[key]!r}, expected an integer >= {low}"
+    for split, values in (obj.get("metrics") or {}).items():
+        if not isinstance(values, dict):
+            return f"metrics.{split} is a {type(values).__name__}, expected an object"
+        bad = [k for k, v in values.items() if not _is_number(v)]
+        if bad:
+            return f"metrics.{split}.{bad[0]} is {values[bad[0]]!r}, expected a finite number or null"
+    for split, table in (obj.get("per_query") or {}).items():
+        if not isinstance(table, dict) or not all(isinstance(v, list) for v in table.values()):
+            return f"per_query.{split} must map each measure to a list"
+        lengths = {k: len(v) for k, v in table.items()}
+        if len(set(lengths.values())) > 1:
+            return f"per_query.{split} lists have different lengths {lengths}"
+        bad = [k for k, v in table.items() if k != "qid" and not all(_is_number(x) for x in v)]
+        if bad:
+            return f"per_query.{split}.{bad[0]} holds a value that is not a finite number or null"
+    bad = [k for k, v in (obj.get("train") or {}).items()
+           if not (_is_number(v) or isinstance(v, bool | dict))]
+    if bad:
+        return f"train.{bad[0]} is {obj['train'][bad[0]]!r}, expected a finite number or null"
+    if any(not isinstance(h, dict) for h in obj.get("history") or []):
+        return "history must be a list of objects"
+    if "spec" in obj and spec_digest(obj["spec"]) != obj["run_id"]:
+        return f"run_id {obj['run_id']} is not the sha1 of its spec ({spec_digest(obj['spec'])})"
     return None
+
+
+def canonical(obj: Any) -> Any:
+    """``obj`` as JSON values with whole floats as integers: 1 and 1.0 (C=1 from YAML, C=1.0
+    from a sweep) hash alike."""
+    obj = to_jsonable(obj)
+    if isinstance(obj, dict):
+        return {str(k): canonical(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [canonical(v) for v in obj]
+    if isinstance(obj, float) and obj.is_integer():
+        return int(obj)
+    return obj
+
+
+def spec_digest(hashed: dict[str, Any]) -> str:
+    """The run id of a spec's hashed form: sha1 of its canonical, key-sorted, compact JSON."""
+    import hashlib
+
+    text = json.dumps(canonical(hashed), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def _names(want: Any) -> str:
+    kinds = want if isinstance(want, tuple) else (want,)
+    return " or ".join("null" if k is type(None) else {"str": "a string", "dict": "an object",
+                                                        "list": "an array", "bool": "a boolean"
+                                                        }.get(k.__name__, k.__name__) for k in kinds)
 
 
 class ResultStore:
@@ -190,10 +278,10 @@ class ResultStore:
     # ---- write -------------------------------------------------------------
     def append(self, record: dict[str, Any]) -> Path:
         """Store ``record`` atomically (replacing an earlier record of the same run); return its path."""
-        problem = _validate_record(record)
+        rec = to_jsonable(record)  # numpy values become JSON ones first
+        problem = _validate_record(rec)
         if problem:
             raise ValueError(f"not a run record: {problem}")
-        rec = to_jsonable(record)
         rec.setdefault("schema_version", SCHEMA_VERSION)
         path = self.path_for(rec["run_id"], rec["experiment"])
         try:
@@ -223,6 +311,8 @@ class ResultStore:
     def read_file(path: str | os.PathLike) -> dict[str, Any]:
         """Read one record file; CorruptRecordError (naming the file) when it is not a record."""
         path = Path(path)
+        if path.is_symlink():  # a record is a file of its store, never a door to another one
+            raise CorruptRecordError([(path, "is a symbolic link, not a record file")])
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
@@ -374,3 +464,16 @@ def decode_scores(block: dict[str, Any]) -> Any:
     if a.shape[0] != block["n"]:
         raise ValueError(f"stored scores hold {a.shape[0]} values, the record says {block['n']}")
     return a
+
+
+def stored_ok(store: ResultStore, rid: str) -> dict[str, Any] | None:
+    """The record ``rid`` when stored with status ok; None when absent, failed, skipped or
+    corrupt (a corrupt file is named in a warning: the run will be redone)."""
+    try:
+        rec = store.get(rid)
+    except KeyError:
+        return None
+    except CorruptRecordError as exc:
+        warnings.warn(f"{exc} -- the run will be redone", stacklevel=3)
+        return None
+    return rec if rec["status"] == "ok" else None

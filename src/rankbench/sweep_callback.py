@@ -33,7 +33,7 @@ class SweepSummary(Callback):
 
     def __init__(self) -> None:
         self.run_ids: list[str] | None = None
-        self.protocol: dict[str, Any] = {}
+        self.protocol = None
         self.store: str | None = None
 
     def on_multirun_start(self, config, **kwargs: Any) -> None:
@@ -45,8 +45,6 @@ class SweepSummary(Callback):
             sys.exit(EXIT_CONFIG)  # SystemExit passes through Hydra's callback guard
 
     def _preflight(self, config) -> None:
-        from rankbench.spec import run_id
-
         if not config.get("preflight", True):
             print("rankbench: preflight=false: no check before the jobs and no summary after "
                   "(see `rankbench results --select`)", file=sys.stderr)
@@ -61,9 +59,9 @@ class SweepSummary(Callback):
         plans, problems = plan_jobs(config, jobs)
         if problems:
             self._refuse(problems, len(jobs))
-        ids = [run_id(s) for p in plans for s in p.specs]
+        ids = [s.run_id for p in plans for s in p.specs]
         for p in plans:
-            self.protocol, self.store = p.data["protocol"], p.data["store"]
+            self.protocol, self.store = p.job.conf.protocol, p.job.conf.store
         skipped = [p for p in plans if p.skip]
         if len(skipped) == len(plans):
             print(f"rankbench: none of the {len(plans)} job(s) has anything to run: "

@@ -9,6 +9,7 @@ from rankbench.data.registry import (
     dataset_info,
     list_datasets,
     load_fold,
+    register_dataset,
 )
 from rankbench.data.synthetic import make_letor_like, make_rcv1_like
 
@@ -24,5 +25,6 @@ __all__ = [
     "make_rcv1_like",
     "normalize_query_level",
     "read_letor",
+    "register_dataset",
     "write_letor",
 ]

@@ -278,10 +278,14 @@ def dataset_spec(name: str) -> DatasetSpec:
     return _SPECS[key]
 
 
-def missing_message(spec: DatasetSpec, variant: str | None, base: Path | None) -> str:
-    """What to put where for the absent data set ``spec`` (``base`` = the data root, or None when unset)."""
+def missing_message(spec: DatasetSpec, variant: str | None, base: Path | None, *,
+                    root_option: str = "root=...",
+                    stand_in_option: str = "allow_synthetic=True") -> str:
+    """What to put where for the absent data set ``spec`` (``base`` = the data root, or None when
+    unset); ``root_option`` / ``stand_in_option``: how the caller's interface spells the data
+    root and the generated stand-in (the Python API's by default)."""
     where = (f"under the data root {base}" if base is not None
-             else "because no data root is set (pass root=... or set RANKBENCH_DATA)")
+             else f"because no data root is set (pass {root_option} or set RANKBENCH_DATA)")
     shown = str(base) if base is not None else "$RANKBENCH_DATA"
     label = spec.name + (f" (variant {variant})" if variant else "")
     if spec.family == "rcv1":
@@ -292,7 +296,7 @@ def missing_message(spec: DatasetSpec, variant: str | None, base: Path | None) -
                 f"sklearn's data home {get_data_home()} or a data_home= you pass. While online, "
                 f"run sklearn.datasets.fetch_rcv1(data_home='{shown}/rcv1') once, or call "
                 f"load_fold('{spec.name}', 1, split, download=True, data_home=...); "
-                f"or pass allow_synthetic=True for a labelled stand-in.")
+                f"or pass {stand_in_option} for a labelled stand-in.")
     msg = (f"dataset {label} not found {where}. Put the {spec.description} files at "
            f"{shown}/{spec.layout(variant)} (plain or .xz/.gz/.bz2)")
     if spec.gov_dir:
@@ -300,4 +304,4 @@ def missing_message(spec: DatasetSpec, variant: str | None, base: Path | None) -
     elif len(spec.folders) > 1:
         others = [f"{f}/" for f in spec.folders[1:]]
         msg += f"; the folder {spec.folders[0]}/ may also be {', '.join(others[:-1])} or {others[-1]}"
-    return msg + "; or pass allow_synthetic=True for a labelled synthetic stand-in."
+    return msg + f"; or pass {stand_in_option} for a labelled synthetic stand-in."

@@ -10,6 +10,7 @@ shape, published statistics) lives in :mod:`rankbench.data.catalog`.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,9 +27,11 @@ from rankbench.data.catalog import (
 )
 from rankbench.data.letor import read_letor
 from rankbench.data.ranking_data import RankingData
+from rankbench.plugins import Registry
 
 __all__ = ["DatasetNotFound", "DatasetSpec", "data_root", "dataset_available", "dataset_info",
-           "letor_split_path", "list_datasets", "load_fold"]
+           "dataset_names", "letor_split_path", "list_datasets", "load_fold", "load_split",
+           "register_dataset"]
 
 COMPRESSED_SUFFIXES = ("", ".xz", ".gz", ".bz2")
 
@@ -212,3 +215,48 @@ def load_fold(
                       n_features=spec.n_features, name=spec.name, cache=cache)
     meta = {**data.meta, "dataset": spec.name, "variant": variant, "fold": int(fold), "split": split}
     return replace(data, name=spec.name, source=str(path), synthetic=False, meta=meta)
+
+
+# ---------------------------------------------------------------- data sets defined in code
+Loader = Callable[..., RankingData]
+# name -> loader(fold=, split=, seed=, variant=, **data_params) -> RankingData: a data set the
+# catalogue does not know, defined in code (a user's module listed in the config's
+# solver_modules, a test's toy data); a run names it like any other data set
+LOADERS: Registry[Loader] = Registry("dataset", ())
+
+
+def register_dataset(name: str) -> Callable[[Loader], Loader]:
+    """Decorator: register ``loader(fold=, split=, seed=, variant=, **data_params)`` as the data
+    set ``name`` (a name of the catalogue cannot be taken)."""
+    if name in list_datasets():
+        raise ValueError(f"dataset {name!r} is catalogued already (rankbench.data.catalog)")
+    return LOADERS.register(name)
+
+
+def dataset_names() -> list[str]:
+    """Every data set a run can name: the catalogue's and those registered in code, sorted."""
+    return sorted({*list_datasets(), *LOADERS.names()})
+
+
+def describe_missing(name: str, variant: str | None = None, root: str | Path | None = None, *,
+                     root_option: str = "root=...",
+                     stand_in_option: str = "allow_synthetic=True") -> str:
+    """What to put where for the absent catalogued data set ``name``, the options spelt as the
+    caller's interface spells them (``catalog.missing_message``)."""
+    spec = dataset_spec(name)
+    return missing_message(spec, _resolve_variant(spec, variant), data_root(root),
+                           root_option=root_option, stand_in_option=stand_in_option)
+
+
+def load_split(name: str, fold: int, split: str, variant: str | None = None,
+               root: str | Path | None = None, *, run_seed: int = 0,
+               **data_params: Any) -> RankingData:
+    """One split of a data set a run names: a loader registered in code (called with the run's
+    seed as ``seed=``), else the catalogue's ``load_fold`` (whose own ``data_params`` may hold a
+    generator's ``seed``); ValueError naming the known data sets."""
+    if name in LOADERS:
+        return LOADERS.get(name)(fold=fold, split=split, seed=run_seed, variant=variant,
+                                 **data_params)
+    if name not in list_datasets():
+        raise ValueError(f"unknown dataset {name!r}; known: {', '.join(dataset_names())}")
+    return load_fold(name, fold, split, variant=variant, root=root, **data_params)

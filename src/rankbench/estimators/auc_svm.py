@@ -61,18 +61,22 @@ class AUCSVM(RankerMixin, EstimatorBase):
         self.tol = tol
         self.max_iter = max_iter
 
-    def fit(self, X: Any, y: Any, qid: Any = None, group: Any = None) -> AUCSVM:
-        """Train one pooled ROCArea SVM per class c >= 1 present in ``y`` (class c vs rest);
-        ``qid`` / ``group`` are accepted and ignored (SVM-perf pools every document)."""
-        X, y, qid = self._fit_inputs(X, y, qid, group)
-        from rankbench.estimators.ranksvm import RankSVM
-
+    def check_params(self) -> None:
+        """ValueError for a parameter no fit could use (before any data is read)."""
         if isinstance(self.C, bool) or not isinstance(self.C, Real) or not np.isfinite(self.C) or self.C <= 0:
             raise ValueError(f"C must be a positive finite number, got {self.C!r}")
         if self.combine not in COMBINE:
             raise ValueError(f"combine must be one of {COMBINE}, got {self.combine!r}")
         if not isinstance(self.binary, bool | np.bool_):
             raise ValueError(f"binary must be True or False, got {self.binary!r}")
+
+    def fit(self, X: Any, y: Any, qid: Any = None, group: Any = None) -> AUCSVM:
+        """Train one pooled ROCArea SVM per class c >= 1 present in ``y`` (class c vs rest);
+        ``qid`` / ``group`` are accepted and ignored (SVM-perf pools every document)."""
+        X, y, qid = self._fit_inputs(X, y, qid, group)
+        from rankbench.estimators.ranksvm import RankSVM
+
+        self.check_params()
         data = RankingData.from_arrays(X, y, None)  # pooled: SVM-perf ignores queries
         if np.any(data.y < 0):
             raise ValueError(f"labels must be >= 0, found {int(data.y.min())}")

@@ -347,6 +347,14 @@ class RankerMixin:
         tags.target_tags.required = True
         return tags
 
+    def fit_report(self):
+        """What the last fit tells the harness, a ``FitReport`` (times, iterations, convergence,
+        history, facts; ``rankbench.estimators.fit_report``)."""
+        from rankbench.estimators.fit_report import report_of
+
+        self._check_fitted()
+        return report_of(self)
+
     def score(self, X: Any, y: Any, qid: Any = None, group: Any = None) -> float:
         """Mean NDCG@10 over the queries of (X, y), LETOR convention; the higher the better."""
         from rankbench.metrics import ndcg_at_k

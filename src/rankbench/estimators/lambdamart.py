@@ -86,6 +86,10 @@ class _TreeParams(RankerMixin, EstimatorBase):
 
     _fitted_attribute = "booster_"
 
+    def check_params(self) -> None:
+        """ValueError for a parameter no fit could use (before any data is read)."""
+        self._check_tree_params()
+
     def _check_tree_params(self) -> None:
         _check_int("n_estimators", self.n_estimators, 1)
         _check_pos("learning_rate", self.learning_rate)
@@ -231,6 +235,10 @@ class LambdaMART(_TreeParams):
         self.ndcg_delta = ndcg_delta
         self.max_bin = max_bin
         self.verbose = verbose
+
+    def check_params(self) -> None:
+        """ValueError for a parameter no fit could use (before any data is read)."""
+        self._check_params()
 
     def _check_params(self) -> None:
         if self.metric not in METRICS:

@@ -15,9 +15,10 @@ from the previous solution, to the accuracy of cold fits (``RankSVMPath``).
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -28,11 +29,18 @@ from rankbench.estimators.registry import register_solver
 from rankbench.objective import ORACLES, make_oracle, pairs_with_margin
 from rankbench.objective.base import check_C
 from rankbench.objective.products import XProducts
-from rankbench.optim.registry import check_pairing, get_optimizer, ranksvm_solvers, resolve_solver
+from rankbench.optim.newton_cg import WARM, WarmStart
+from rankbench.optim.registry import (
+    check_pairing,
+    check_solver_options,
+    get_optimizer,
+    ranksvm_solvers,
+    resolve_solver,
+)
 from rankbench.parallel import numba_threads, resolve_n_jobs
 
-# estimator parameters handed to the optimizers whose function takes them
-OPTIMIZER_OPTIONS = ("max_cg_iter", "eta0", "average", "random_state", "step", "cg_history")
+# the kernel PCA map's parameters, deprecated on RankSVM: Pipeline(KernelMap(...), RankSVM())
+KERNEL_PARAMS = ("kernel", "n_components", "gamma")
 
 
 WARM_UP_ORACLES = ("pairs", "counting", "tree", "direct", "joachims")
@@ -95,56 +103,59 @@ class RankSVM(RankerMixin, EstimatorBase):
     certificate for lbfgs, the gap for cutting_plane; sgd_queries and sgd_pairs take none; see
     ``rankbench.optim.accuracy``).  An unconverged fit sets ``converged_ = False`` and warns
     (``ConvergenceWarning``); ``convergence_`` states the achieved accuracy; ``max_iter``: outer
-    iterations (SGD: number of query steps, default 20 epochs; sgd_pairs: pair steps).  ``step``
-    (sgd_queries, sgd_pairs): ``"documented"`` (our step sizes) or ``"paper"`` (Chapelle
-    Alg. 2 / 3's literal 1/t rate); ``eta0`` (sgd_queries; None = 1), ``average``.
+    iterations (SGD: number of query steps, default 20 epochs; sgd_pairs: pair steps).
+    ``solver_options``: the optimizer's own tuning options, a mapping validated against what it
+    declares (``rankbench.optim.registry.Optimizer.options``): e.g. ``max_cg_iter``,
+    ``precondition``, ``confirm_rtol`` (newton, tron), ``cg_rtol``, ``precond_mix``,
+    ``cg_history`` (tron: one history row per CG iteration besides the outer ones, Lee & Lin
+    suppl. Fig. (II)), ``eta0``, ``average``, ``step`` (sgd_queries: ``"documented"`` or
+    ``"paper"``, Chapelle Alg. 2 / 3's literal 1/t rate), ``memory`` (lbfgs); an option the
+    chosen optimizer does not take is a ValueError naming the optimizers that take it.
     ``rescaling`` (None | "margin" | "slack") with the
     pair cost ``delta`` (Chapelle 6.2; None = "gain_difference"): a label-pair cost
     ("gain_difference", "label_difference", a callable or a K x K matrix; brute, pairs, counting),
     the position-based "dcg_swap" (DCG difference of swapping the two documents at their ideal
     positions; brute, pairs) or a per-document delta_ij = (delta_i - delta_j)^2 ("gain",
     "ideal_dcg"; margin rescaling on every oracle, slack on brute and pairs); an oracle that
-    cannot apply it is refused by ``check_params`` naming those that can.  ``kernel``: non-linear RankSVM
-    through the kernel PCA map (Chapelle 6.3).  ``cg_history`` (tron): one history row per CG
-    iteration besides the outer ones (Lee & Lin suppl. Fig. (II)).  ``n_jobs``: numba threads
+    cannot apply it is refused by ``check_params`` naming those that can.  ``random_state``: the
+    stochastic optimizers' seed.  ``n_jobs``: numba threads
     of the oracles' kernels (None: numba's current count, all unless a runner worker or launcher
     job set its share; -1: all; ``rankbench.parallel``); the weights do not depend on it.
     ``n_shards``: split the queries
     into that many shards held by Ray actors (``rankbench.distributed.ShardedOracle``; tron,
     newton, lbfgs and cutting_plane), joining the Ray cluster at ``ray_address`` ("auto", "host:port")
     when Ray is not initialized (None = a new local cluster for the fit).
+    ``kernel``, ``n_components``, ``gamma``: deprecated (a FutureWarning; removed in 0.3):
+    non-linear RankSVM (Chapelle 6.3) is ``Pipeline([("map", KernelMap(kernel=..., ...)),
+    ("rank", RankSVM())])``.
     """
 
     def __init__(self, C: float = 1.0, solver: str = "prsvm_plus", loss="squared_hinge",
-                 tol: float | None = None, max_iter: int | None = None, max_cg_iter: int = 2000,
-                 verbose: bool = False, keep_coef_history: bool = False,
-                 rescaling: str | None = None, delta=None,
-                 kernel: str | None = None, n_components: int | None = None,
-                 gamma: float | None = None, eta0: float | None = None, average: bool = False,
-                 random_state=0, step: str = "documented", cg_history: bool = False,
-                 n_jobs: int | None = None, n_shards: int | None = None,
-                 ray_address: str | None = None):
+                 tol: float | None = None, max_iter: int | None = None,
+                 solver_options: dict | None = None, verbose: bool = False,
+                 keep_coef_history: bool = False, rescaling: str | None = None, delta=None,
+                 random_state=0, n_jobs: int | None = None, n_shards: int | None = None,
+                 ray_address: str | None = None, kernel: str | None = None,
+                 n_components: int | None = None, gamma: float | None = None, **misplaced):
+        if misplaced:  # an optimizer's option passed as a parameter: say where it goes
+            raise TypeError(misplaced_options_message(solver, misplaced))
         self.C = C
         self.solver = solver
         self.loss = loss
         self.tol = tol
         self.max_iter = max_iter
-        self.max_cg_iter = max_cg_iter
+        self.solver_options = solver_options
         self.verbose = verbose
         self.keep_coef_history = keep_coef_history
         self.rescaling = rescaling
         self.delta = delta
-        self.kernel = kernel
-        self.n_components = n_components
-        self.gamma = gamma
-        self.eta0 = eta0
-        self.average = average
         self.random_state = random_state
-        self.step = step
-        self.cg_history = cg_history
         self.n_jobs = n_jobs
         self.n_shards = n_shards
         self.ray_address = ray_address
+        self.kernel = kernel
+        self.n_components = n_components
+        self.gamma = gamma
 
     def check_params(self) -> None:
         """ValueError unless solver x loss x parameters can run: unknown solver or loss, an oracle
@@ -157,6 +168,7 @@ class RankSVM(RankerMixin, EstimatorBase):
         optimizer, oracle = resolve_solver(self.solver)
         check_C(self.C)
         form = check_pairing(optimizer, oracle, self.loss)
+        check_solver_options(optimizer, self.solver_options)
         ORACLES[oracle].check_rescaling(self.rescaling, self.delta)
         if self.tol is not None:
             if optimizer.tol is None:
@@ -191,6 +203,11 @@ class RankSVM(RankerMixin, EstimatorBase):
             return fit_sharded(self, X, self.n_shards)
         X, y, qid = self._fit_inputs(X, y, qid, group)
         optimizer, oracle_cls, _ = self._resolve()
+        if self.kernel is not None:
+            warnings.warn("RankSVM(kernel=..., n_components=..., gamma=...) is deprecated and will "
+                          "be removed in 0.3: use Pipeline([('map', KernelMap(kernel=..., "
+                          "n_components=..., gamma=...)), ('rank', RankSVM())])", FutureWarning,
+                          stacklevel=2)
         data = RankingData.from_arrays(X, y, qid)
         self.compile_time_ = warm_up_kernels((oracle_cls.name,),
                                              sparse=sp.issparse(data.X) and self.kernel is None)
@@ -199,7 +216,9 @@ class RankSVM(RankerMixin, EstimatorBase):
     def _optimizer_kwargs(self, optimizer) -> dict:
         """Keyword arguments of ``optimizer.function`` from the estimator's parameters."""
         kwargs = {"keep_coef": self.keep_coef_history, "verbose": self.verbose}
-        kwargs.update({k: getattr(self, k) for k in OPTIMIZER_OPTIONS if k in optimizer.parameters})
+        if "random_state" in optimizer.parameters:
+            kwargs["random_state"] = self.random_state
+        kwargs.update(check_solver_options(optimizer, self.solver_options))
         if optimizer.tol is not None:
             kwargs["tol"] = optimizer.tol if self.tol is None else float(self.tol)
         if self.max_iter is not None:
@@ -207,9 +226,9 @@ class RankSVM(RankerMixin, EstimatorBase):
         return kwargs
 
     def _fit_data(self, data: RankingData, optimizer, oracle_cls, w0: np.ndarray | None = None,
-                  optimizer_options: dict | None = None, shared: dict | None = None):
-        """Fit on checked data from ``w0`` (None: the optimizer's own start, w = 0), with
-        ``optimizer_options`` (keyword arguments of ``optimizer.function``) over the estimator's.
+                  warm: WarmStart | None = None, shared: dict | None = None):
+        """Fit on checked data from ``w0`` (None: the optimizer's own start, w = 0), newton_cg
+        following the warm-start policy ``warm`` (None: the cold algorithm).
         ``shared`` (a dict, or None): what fits of the same data reuse, the oracle's label ranks
         (``shared["levels"]``, a ``QueryLevels``) and threadpoolctl's ``ThreadpoolController``
         (``shared["blas"]``), set by the first fit that gets the dict;
@@ -240,7 +259,8 @@ class RankSVM(RankerMixin, EstimatorBase):
             kwargs = self._optimizer_kwargs(optimizer)
             if w0 is not None:
                 kwargs["w0"] = w0
-            kwargs.update(optimizer_options or {})
+            if warm is not None:
+                kwargs["warm"] = warm
             # the optimizers' vectors are short (d): multithreaded BLAS only adds thread wake-ups,
             # which cost 3x the whole fit on a loaded machine; the kernels use n_jobs numba threads
             from threadpoolctl import ThreadpoolController, threadpool_limits
@@ -275,7 +295,7 @@ class RankSVM(RankerMixin, EstimatorBase):
         # train.convergence): relative gradient norm, certificate, Newton decrement or gap
         self.convergence_ = {"converged": self.converged_, "message": res.message,
                              "n_iter": int(res.n_iter), **dict(res.accuracy or {})}
-        if not self.converged_ and optimizer != "sgd_queries":
+        if not self.converged_ and get_optimizer(optimizer).tol is not None:  # a stopping rule
             warnings.warn(self._convergence_advice(res), convergence_warning(), stacklevel=3)
         self.n_features_in_ = oracle.n_features if data is None else data.n_features
         self.n_pairs_ = oracle.n_pairs()
@@ -373,16 +393,8 @@ def check_Cs(Cs) -> np.ndarray:
     return out
 
 
-# newton_cg's options for a warm start (rankbench.optim.newton_cg): the cold fit's forcing term
-# at the same gradient norm, the confirming CG solve resumed, the certificate tried first,
-# CG with reorthogonalized residuals
-# (ranksvm_path adds grad_origin, ||grad f(0)||, from its first fit)
-WARM_NEWTON_OPTIONS = {"forcing": "origin", "resume_confirm": True, "probe_certificate": True,
-                       "cg_reorth": True}
-
-
 def ranksvm_path(X, y, qid=None, Cs=None, *, group=None, warm_start: bool = True,
-                 warm_newton: bool = True, **params) -> RankSVMPath:
+                 newton_policy: WarmStart | None = WARM, **params) -> RankSVMPath:
     """Fit ``RankSVM(C=c, **params)`` for every c of ``Cs`` in increasing order, each C started
     from the previous C's solution (scikit-learn's ``*_path`` convention; ``lasso_path``,
     the logistic-regression path).
@@ -399,19 +411,19 @@ def ranksvm_path(X, y, qid=None, Cs=None, *, group=None, warm_start: bool = True
     The data are checked and converted once, and the pair oracles' label ranks (``QueryLevels``)
     computed once, by the first C's oracle; ``fit_time`` is per C (``RankSVMPath``).
 
-    ``warm_newton`` (newton optimizer: prsvm, prsvm_plus, newton_<oracle>; others ignore it):
-    every warm-started C (all but the first) runs ``newton_cg`` with ``WARM_NEWTON_OPTIONS``
-    (and ``grad_origin``, ||grad f(0)||, scaled by C from the first fit's start):
-    ``forcing="origin"`` (the CG tolerance of each Newton step is the one a cold fit would use
-    at the same gradient norm; the paper's rule, relative to the gradient at the start, keeps
-    it at 0.1 after a warm start), ``resume_confirm`` (the confirming CG solve goes on from the
-    loose one), ``probe_certificate`` (at a candidate stop the certificate is tried at the
-    loose step before the confirming solve) and ``cg_reorth`` (CG with reorthogonalized
-    residuals: the steps of exact-arithmetic CG, fewer on the ill-conditioned systems of large C).  The stopping rule and ``tol`` are the cold fit's;
-    only the CG work changes: on Chapelle Fig. 1's grid (OHSUMED fold 1) the path needs fewer
-    CG steps than the seven cold fits together (tests/test_ranksvm_path.py).  The models of
-    those C record ``extra_["warm_newton"] = True``.  False: the cold fit's ``newton_cg`` from
-    the previous solution.
+    ``newton_policy`` (newton optimizer: prsvm, prsvm_plus, newton_<oracle>; others ignore it):
+    the ``rankbench.optim.newton_cg.WarmStart`` policy every warm-started C (all but the first)
+    runs with, its ``grad_origin`` (||grad f(0)||) scaled by C from the first fit's start.  The
+    default, all parts on: the CG tolerance of each Newton step is the one a cold fit would
+    use at the same gradient norm (the paper's rule, relative to the gradient at the start,
+    keeps it at 0.1 after a warm start), the confirming CG solve goes on from the loose one,
+    the certificate is tried at the loose step before the confirming solve, and CG keeps its
+    residuals orthogonal (the steps of exact-arithmetic CG, fewer on the ill-conditioned
+    systems of large C).  The stopping rule and ``tol`` are the cold fit's; only the CG work
+    changes: on Chapelle Fig. 1's grid (OHSUMED fold 1) the path needs fewer CG steps than the
+    seven cold fits together (tests/test_ranksvm_path.py).  The models of those C record
+    ``extra_["warm_newton"] = True``.  None: the cold fit's ``newton_cg`` from the previous
+    solution.
     """
     if "C" in params:
         raise ValueError("ranksvm_path takes the C values as Cs, not C")
@@ -421,10 +433,7 @@ def ranksvm_path(X, y, qid=None, Cs=None, *, group=None, warm_start: bool = True
     Cs = check_Cs(Cs)
     proto = RankSVM(C=float(Cs[0]), **params)
     optimizer, oracle_cls, _ = proto._resolve()
-    if warm_start and "w0" not in optimizer.parameters:
-        raise ValueError(f"solver {proto.solver!r}: optimizer {optimizer.name!r} takes no starting "
-                         "point, so a path cannot be warm-started; pass warm_start=False for cold "
-                         "fits of every C")
+    check_path_start(optimizer, proto.solver, warm_start)
     X, y, qid = proto._fit_inputs(X, y, qid, group)
     data = RankingData.from_arrays(X, y, qid)
     compile_time = warm_up_kernels((oracle_cls.name,), sparse=sp.issparse(data.X))
@@ -439,15 +448,14 @@ def ranksvm_path(X, y, qid=None, Cs=None, *, group=None, warm_start: bool = True
         if hasattr(proto, "feature_names_in_"):
             m.feature_names_in_ = proto.feature_names_in_
         m.compile_time_ = compile_time if k == 0 else 0.0
-        options = None
-        if (warm_start and warm_newton and k > 0
-                and {*WARM_NEWTON_OPTIONS, "grad_origin"} <= optimizer.parameters):
-            options = dict(WARM_NEWTON_OPTIONS)
-            if np.isfinite(g_origin):  # ||grad f_C(0)|| = C ||grad L(0)||; the first fit began at 0
-                options["grad_origin"] = g_origin * float(c / Cs[0])
-        m._fit_data(data, optimizer, oracle_cls, w0=w if warm_start else None,
-                    optimizer_options=options, shared=shared)
-        if options is not None:
+        policy = None
+        if warm_start and newton_policy is not None and k > 0 and "warm" in optimizer.parameters:
+            # ||grad f_C(0)|| = C ||grad L(0)||; the first fit began at 0
+            policy = replace(newton_policy, grad_origin=g_origin * float(c / Cs[0])
+                             if np.isfinite(g_origin) else newton_policy.grad_origin)
+        m._fit_data(data, optimizer, oracle_cls, w0=w if warm_start else None, warm=policy,
+                    shared=shared)
+        if policy is not None:
             m.extra_["warm_newton"] = True
         cpu.append(time.process_time() - cpu0)
         if k == 0 and m.history_:
@@ -463,6 +471,14 @@ def ranksvm_path(X, y, qid=None, Cs=None, *, group=None, warm_start: bool = True
         converged=np.array([m.converged_ for m in models]),
         convergence=[m.convergence_ for m in models], warm_start=bool(warm_start),
         compile_time=compile_time, models=models)
+
+
+def check_path_start(optimizer, solver: str, warm_start: bool = True) -> None:
+    """ValueError when a warm-started path cannot start each C from the previous solution."""
+    if warm_start and "w0" not in optimizer.parameters:
+        raise ValueError(f"solver {solver!r}: optimizer {optimizer.name!r} takes no starting "
+                         "point, so a path cannot be warm-started; pass warm_start=False for cold "
+                         "fits of every C (or use cold per-C runs)")
 
 
 def check_representable(oracle, X=None) -> None:
@@ -483,29 +499,120 @@ def check_representable(oracle, X=None) -> None:
                          "overflows float64 in the Hessian: scale the features or lower C")
 
 
-def _factory(name: str, default_loss: str):
-    def make(params: dict) -> RankSVM:
-        params = dict(params)
-        params.pop("solver", None)
-        params.setdefault("loss", default_loss)  # the loss the optimizer is made for
-        model = RankSVM(solver=name, **params)
-        model.check_params()  # a bad config fails when it is built, not after data loading
-        return model
+def split_params(params: dict) -> tuple[dict, dict | None]:
+    """(RankSVM parameters, solver_options) of a flat parameter set (a config's spelling: the
+    optimizer's options beside the estimator's, ``solver_options`` merged in); None values
+    mean the default and are left out of the options; ValueError for a key that is neither a
+    RankSVM parameter nor any optimizer's option (naming the closest)."""
+    from rankbench.optim.registry import optimizers
+    from rankbench.plugins import closest
 
-    make.__doc__ = f"RankSVM with solver={name!r}."
-    return make
+    own = set(RankSVM._get_param_names())
+    est = {k: v for k, v in params.items() if k in own and k not in ("solver", "solver_options")}
+    options = {k: v for k, v in (params.get("solver_options") or {}).items() if v is not None}
+    rest = {k: v for k, v in params.items() if k not in own}
+    known_options = {k for o in optimizers().values() for k in o.options}
+    unknown = sorted(k for k in rest if k not in known_options)
+    if unknown:
+        names = sorted(own | known_options)
+        raise ValueError("unknown RankSVM parameter(s) " + ", ".join(
+            f"{k!r}{closest(k, names)}" for k in unknown) + f"; parameters: {', '.join(sorted(own))}; "
+            f"optimizer options: {', '.join(sorted(known_options))}")
+    options.update({k: v for k, v in rest.items() if v is not None})
+    return est, options or None
 
 
-_REGISTERED: set[str] = set()
+def misplaced_options_message(solver, options: dict) -> str:
+    """Why RankSVM(**options) is refused: each key is an optimizer option (it goes in
+    ``solver_options``, and only for the solvers whose optimizer takes it) or unknown."""
+    from rankbench.optim.registry import option_owners
+    from rankbench.plugins import closest
+
+    try:
+        optimizer = resolve_solver(solver)[0].name
+    except ValueError:
+        optimizer = None
+    parts = []
+    for k, v in options.items():
+        owners = option_owners(k)
+        if not owners:
+            names = RankSVM._get_param_names()
+            parts.append(f"RankSVM has no parameter {k!r}{closest(k, names)}")
+        elif optimizer in owners:
+            parts.append(f"{k!r} is an option of optimizer {optimizer!r}: pass "
+                         f"solver_options={{{k!r}: {v!r}}}")
+        else:
+            solvers = ", ".join(f"{o}_<oracle>" for o in owners)
+            parts.append(f"{k!r} does not apply to solver {solver!r} (optimizer {optimizer!r}); it "
+                         f"is an option of the optimizer(s) {', '.join(owners)} (solvers {solvers}), "
+                         f"set with solver_options={{{k!r}: ...}}")
+    return "; ".join(parts)
+
+
+def flat_params(params: dict) -> dict:
+    """The one spelling of a RankSVM parameter set that names a run: ``solver_options``' keys
+    beside the estimator's parameters (as the configs write them)."""
+    out = {k: v for k, v in params.items() if k != "solver_options"}
+    for k, v in (params.get("solver_options") or {}).items():
+        if k in out and out[k] != v:
+            raise ValueError(f"option {k!r} given twice, as {out[k]!r} and in solver_options as {v!r}")
+        out[k] = v
+    return out
+
+
+def _fit_path(name: str, default_loss: str, params: dict, Cs, X, y, qid):
+    """The warm-started path of solver ``name`` over ``Cs``: one (model, FitReport) per C."""
+    est, options = split_params({k: v for k, v in params.items() if k != "C"})
+    est.setdefault("loss", default_loss)
+    t0 = time.perf_counter()
+    path = ranksvm_path(X, y, qid, Cs, solver=name, solver_options=options, **est)
+    wall = time.perf_counter() - t0
+    out = []
+    for k, m in enumerate(path.models):
+        # each C's own (incremental) time on the path
+        report = replace(m.fit_report(), wall_total=m.fit_time_, cpu_time=float(path.cpu_time[k]),
+                         train_extra={"warm_start": True, "path_wall_s": wall,
+                                      "warm_start_from_C": float(path.Cs[k - 1]) if k else None})
+        out.append((m, report))
+    return out
+
+
+def _check_path(name: str, params: dict, Cs) -> list[str]:
+    problems = []
+    try:
+        check_Cs(Cs)
+    except ValueError as exc:
+        problems.append(f"the path's C values: {exc}")
+    try:
+        optimizer, _ = resolve_solver(name)
+        check_path_start(optimizer, name)
+    except ValueError as exc:
+        problems.append(str(exc))
+    return problems
+
+
+def _register(name: str, default_loss: str) -> None:
+    def build(params: dict) -> RankSVM:
+        est, options = split_params(params)
+        est.setdefault("loss", default_loss)  # the loss the optimizer is made for
+        return RankSVM(solver=name, solver_options=options, **est)
+
+    build.__doc__ = f"RankSVM with solver={name!r}."
+    register_solver(name, normalize=flat_params,
+                    path=functools.partial(_fit_path, name, default_loss),
+                    check_path=functools.partial(_check_path, name))(build)
 
 
 def register_ranksvm_solvers() -> None:
     """Register every RankSVM solver name (optimizer x oracle pairings and ALIASES) with the
-    harness's solver registry; call again after registering an optimizer from outside rankbench."""
+    solver registry; call again after registering an optimizer or oracle from outside rankbench."""
     for name, (opt, _) in ranksvm_solvers().items():
         if name not in _REGISTERED:
-            register_solver(name)(_factory(name, get_optimizer(opt).default_loss))
+            _register(name, get_optimizer(opt).default_loss)
             _REGISTERED.add(name)
+
+
+_REGISTERED: set[str] = set()
 
 
 register_ranksvm_solvers()

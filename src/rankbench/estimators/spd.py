@@ -114,6 +114,10 @@ class SPDRanker(RankerMixin, EstimatorBase):
         self.verbose = verbose
 
     # -- parameter checks (all before any kernel runs) --------------------------------
+    def check_params(self) -> None:
+        """ValueError for a parameter no fit could use (before any data is read)."""
+        self._checked_params()
+
     def _checked_params(self) -> tuple[str, float, int, str, float, list[int]]:
         if self.learner not in LEARNERS:
             raise ValueError(f"unknown learner {self.learner!r}; known learners: {', '.join(LEARNERS)}")

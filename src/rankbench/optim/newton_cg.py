@@ -14,6 +14,8 @@ not the stopping rule: ``newton_cg``'s docstring.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from rankbench.optim.accuracy import accuracy_dict, certificate, want_preconditioner
@@ -109,6 +111,31 @@ def conjugate_gradient(hess_vec, b: np.ndarray, rtol: float, max_iter: int,
     return state.x, state.it
 
 
+@dataclass(frozen=True)
+class WarmStart:
+    """How ``newton_cg`` treats a start near the solution: one policy, its four parts described
+    in ``newton_cg``'s docstring.  ``WarmStart()`` is ``ranksvm_path``'s policy for every
+    warm-started C (all parts on); ``COLD`` (every part off) is the paper's algorithm.
+    ``grad_origin``: ||grad f(0)|| when the caller knows it (a C path scales its first fit's)."""
+
+    forcing: str = "origin"
+    resume_confirm: bool = True
+    probe_certificate: bool = True
+    cg_reorth: bool = True
+    grad_origin: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.forcing not in ("start", "origin"):
+            raise ValueError(f"forcing must be 'start' or 'origin', got {self.forcing!r}")
+        g = self.grad_origin
+        if g is not None and not (np.isfinite(g) and g >= 0):
+            raise ValueError(f"grad_origin must be a finite norm >= 0, got {g!r}")
+
+
+COLD = WarmStart(forcing="start", resume_confirm=False, probe_certificate=False, cg_reorth=False)
+WARM = WarmStart()  # ranksvm_path's policy
+
+
 @register_optimizer(
     "newton", needs=("fun", "grad", "hess_vec", "hess_diag"),
     stopping_rule="Newton decrement g.H^-1.g / 2 (estimate of f - f*) <= tol * |f|, "
@@ -116,19 +143,18 @@ def conjugate_gradient(hess_vec, b: np.ndarray, rtol: float, max_iter: int,
     paper="Chapelle & Keerthi 2010, Alg. 1 (truncated Newton-CG of PRSVM and PRSVM+)")
 def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 200,
               max_cg_iter: int = 2000, precondition: bool | str = "auto", confirm_rtol: float = 1e-4,
-              forcing: str = "start", grad_origin: float | None = None,
-              resume_confirm: bool = False, probe_certificate: bool = False,
-              cg_reorth: bool = False, keep_coef: bool = False, verbose: bool = False) -> OptimResult:
+              warm: WarmStart | None = None, keep_coef: bool = False,
+              verbose: bool = False) -> OptimResult:
     """Minimize oracle.fun by truncated Newton-CG; stop when decrement/objective < tol.
 
     ``precondition``: Jacobi preconditioner from ``oracle.hess_diag()``; "auto" = for sparse X
     only (text features of very different frequency cost hundreds of CG iterations without it;
     on dense normalised LETOR features it saves nothing and costs O(nd) per iteration).
 
-    The defaults are Chapelle's algorithm as the paper runs it from w0 = 0.  The options below
-    make a warm start (``w0`` near the solution, e.g. the previous C of ``ranksvm_path``)
-    cheaper without changing the stopping rule (off by default; from w0 = 0 ``forcing`` is a
-    no-op and ``resume_confirm`` changes only the CG count):
+    The defaults are Chapelle's algorithm as the paper runs it from w0 = 0.  ``warm``, a
+    ``WarmStart`` policy (None: off), makes a warm start (``w0`` near the solution, e.g. the
+    previous C of ``ranksvm_path``) cheaper without changing the stopping rule (from w0 = 0
+    ``forcing`` is a no-op and ``resume_confirm`` changes only the CG count); its fields:
 
     ``forcing``: the CG relative tolerance of Newton step k is eta_k = min(0.1, sqrt(||g_k|| /
     ||g_ref||)) (a superlinear forcing sequence, Eisenstat & Walker 1996; Dembo, Eisenstat &
@@ -150,10 +176,9 @@ def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter:
     orthogonality of its residuals and needs more steps for the same residual (more than d,
     where exact-arithmetic CG ends; tests/test_newton_warm.py); the step it returns is still a
     CG step meeting the same tolerance."""
-    if forcing not in ("start", "origin"):
-        raise ValueError(f"forcing must be 'start' or 'origin', got {forcing!r}")
-    if grad_origin is not None and not (np.isfinite(grad_origin) and grad_origin >= 0):
-        raise ValueError(f"grad_origin must be a finite norm >= 0, got {grad_origin!r}")
+    warm = COLD if warm is None else warm
+    forcing, grad_origin, cg_reorth = warm.forcing, warm.grad_origin, warm.cg_reorth
+    resume_confirm, probe_certificate = warm.resume_confirm, warm.probe_certificate
     precondition = want_preconditioner(oracle, precondition)
     d = oracle.n_features
     w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64)

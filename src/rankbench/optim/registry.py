@@ -17,13 +17,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-from rankbench.plugins import import_submodules
+from rankbench.plugins import Registry
 
 # what an optimizer may ask of an oracle: f, a subgradient, a true gradient (C^1 loss),
 # Hessian-vector products and the Hessian diagonal (loss with a generalized Hessian)
 ORACLE_METHODS = ("fun", "subgrad", "grad", "hess_vec", "hess_diag")
+# keyword parameters every optimizer may take that are not tuning options: the start, the
+# stopping rule, what is recorded, the randomness (RankSVM's own parameters) and the warm-start
+# policy a C path passes (rankbench.estimators.ranksvm.ranksvm_path)
+STANDARD_PARAMETERS = frozenset({"oracle", "w0", "tol", "max_iter", "keep_coef", "verbose",
+                                 "random_state", "warm"})
 
 # the papers' and the configs' historical names for some pairings
 ALIASES: dict[str, tuple[str, str]] = {
@@ -65,8 +69,15 @@ class Optimizer:
         """Keyword parameters the function accepts."""
         return frozenset(inspect.signature(self.function).parameters)
 
+    @property
+    def options(self) -> dict[str, object]:
+        """Its tuning options (``RankSVM(solver_options=...)``), with their defaults: the
+        function's keyword parameters beyond ``STANDARD_PARAMETERS``."""
+        return {k: p.default for k, p in inspect.signature(self.function).parameters.items()
+                if k not in STANDARD_PARAMETERS}
 
-_OPTIMIZERS: dict[str, Optimizer] = {}
+
+OPTIMIZERS: Registry[Optimizer] = Registry("optimizer", ("rankbench.optim",))
 
 
 def register_optimizer(name: str, *, needs: tuple[str, ...], stopping_rule: str, paper: str,
@@ -79,13 +90,8 @@ def register_optimizer(name: str, *, needs: tuple[str, ...], stopping_rule: str,
                          f"some of {ORACLE_METHODS}")
 
     def deco(function: Callable) -> Callable:
-        spec = Optimizer(name, function, frozenset(needs), stopping_rule, paper, default_loss,
-                         None if losses is None else frozenset(losses))
-        old = _OPTIMIZERS.get(name)
-        if old is not None and (old.function.__module__, old.function.__qualname__) != (
-                function.__module__, function.__qualname__):
-            raise ValueError(f"optimizer {name!r} registered twice")
-        _OPTIMIZERS[name] = spec
+        OPTIMIZERS.add(name, Optimizer(name, function, frozenset(needs), stopping_rule, paper,
+                                       default_loss, None if losses is None else frozenset(losses)))
         return function
 
     return deco
@@ -93,16 +99,34 @@ def register_optimizer(name: str, *, needs: tuple[str, ...], stopping_rule: str,
 
 def optimizers() -> dict[str, Optimizer]:
     """Every registered optimizer by name (the modules of rankbench.optim imported first)."""
-    import_submodules("rankbench.optim")
-    return dict(_OPTIMIZERS)
+    return OPTIMIZERS.items()
 
 
 def get_optimizer(name: str) -> Optimizer:
     """The optimizer registered as ``name``; ValueError naming the known ones."""
-    known = optimizers()
-    if name not in known:
-        raise ValueError(f"unknown optimizer {name!r}; registered: {', '.join(sorted(known))}")
-    return known[name]
+    return OPTIMIZERS.get(name)
+
+
+def option_owners(option: str) -> list[str]:
+    """The optimizers that take the tuning option ``option``, sorted."""
+    return sorted(n for n, o in optimizers().items() if option in o.options)
+
+
+def check_solver_options(optimizer: Optimizer, options) -> dict[str, object]:
+    """``options`` as a dict; ValueError naming each option the optimizer does not take and the
+    optimizers (solvers ``<optimizer>_<oracle>``) that do take it."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValueError(f"solver_options must be a mapping of option -> value, got "
+                         f"{type(options).__name__}")
+    bad = sorted(k for k in options if k not in optimizer.options)
+    if bad:
+        where = "; ".join(f"{k!r} is an option of {', '.join(option_owners(k)) or 'no optimizer'}"
+                          for k in bad)
+        raise ValueError(f"solver_options {bad} do not apply to optimizer {optimizer.name!r} "
+                         f"(its options: {', '.join(sorted(optimizer.options)) or 'none'}); {where}")
+    return dict(options)
 
 
 def ranksvm_solvers() -> dict[str, tuple[str, str]]:
@@ -147,24 +171,3 @@ def check_pairing(optimizer: Optimizer, oracle: str, loss):
                          f"oracle, and the {loss.name} loss {why}; optimizers for this loss on the "
                          f"{oracle} oracle: {', '.join(able) or '(none)'}")
     return form
-
-
-def register_hydra_solver_configs(conf_dir: str | Path) -> Path:
-    """Put a node in Hydra's ConfigStore (group "solver") for every RankSVM solver that has no
-    ``conf_dir/solver/<name>.yaml``, built from ``solver/base/ranksvm.yaml`` with its name and
-    its optimizer's loss; returns ``conf_dir`` (Hydra's config directory)."""
-    conf_dir = Path(conf_dir)
-    base_file = conf_dir / "solver" / "base" / "ranksvm.yaml"
-    if not base_file.is_file():
-        return conf_dir
-    from hydra.core.config_store import ConfigStore
-    from omegaconf import OmegaConf
-
-    base = OmegaConf.load(base_file)
-    store = ConfigStore.instance()
-    for name, (opt, _) in ranksvm_solvers().items():
-        # a node named like a YAML file would be merged into it as a schema: skip those
-        if not (conf_dir / "solver" / f"{name}.yaml").exists():
-            node = OmegaConf.merge(base, {"name": name, "loss": get_optimizer(opt).default_loss})
-            store.store(group="solver", name=name, node=node)
-    return conf_dir

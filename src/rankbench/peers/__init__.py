@@ -37,12 +37,10 @@ def home() -> Path:
 
 
 def source_dir() -> Path | None:
-    """Peer source archives: ``$PEERS_SRC``, else ``../shared/peers`` beside the checkout."""
+    """Peer source archives: ``$PEERS_SRC`` (the Makefile sets it to ../shared/peers when that
+    folder exists); None when unset."""
     env = os.environ.get("PEERS_SRC")
-    if env:
-        return Path(env)
-    guess = Path(__file__).resolve().parents[3].parent / "shared" / "peers"
-    return guess if guess.is_dir() else None
+    return Path(env) if env else None
 
 
 def program(peer: str, name: str | None = None) -> Path:

@@ -58,6 +58,24 @@ class _Peer(BaseEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         return np.asarray(X @ self.coef_, dtype=float).ravel()
 
+    def fit_report(self):
+        """What the last fit tells the harness (``rankbench.estimators.fit_report``)."""
+        from rankbench.estimators.fit_report import report_of
+
+        return report_of(self)
+
+    def check_params(self) -> None:
+        """ValueError for a parameter no run could use (numbers that must be positive)."""
+        for k in ("C", "lam", "tol", "timeout_s"):
+            v = getattr(self, k, None)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)
+                                  or not np.isfinite(v) or v <= 0):
+                raise ValueError(f"{k} must be a positive finite number, got {v!r}")
+        for k in ("max_iter", "n_iter"):
+            v = getattr(self, k, None)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise ValueError(f"{k} must be an integer >= 1, got {v!r}")
+
     @staticmethod
     def _run(cmd: list[str], timeout_s: float | None, both: bool = False) -> tuple[str, float]:
         """Run ``cmd`` within ``timeout_s``; (stdout, or stdout + stderr with ``both``; wall s)."""

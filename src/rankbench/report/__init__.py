@@ -29,8 +29,6 @@ def attach_records(plans: dict[str, ExperimentPlan], store) -> dict[str, int]:
     in ``counts["corrupt_files"]``), never silently turned into numbers.  A solver whose
     every run is stored as skipped (a peer not built) is the plan's ``pending_solvers``.
     """
-    from rankbench.spec import run_id
-
     records, problems = store.scan()
     by_id: dict[str, dict[str, Any]] = {}
     for rec in records:
@@ -42,8 +40,8 @@ def attach_records(plans: dict[str, ExperimentPlan], store) -> dict[str, int]:
         plan.runs = []
         for job in plan.jobs:
             for spec in job.specs:
-                rec = by_id.get(run_id(spec))
-                plan.runs.append(PlannedRun(spec, job.use, job.use.key, rec))
+                rec = by_id.get(spec.run_id)
+                plan.runs.append(PlannedRun(spec.to_dict(), job.use, job.use.key, rec))
                 found += rec is not None
                 missing += rec is None
         by_solver: dict[str, set[str]] = {}
