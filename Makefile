@@ -37,6 +37,9 @@ test: $(STAMP) ## Install, then run the test suite (exit 5 "no tests" counts as 
 test-matrix: $(STAMP) ## The full solver-accuracy matrix (every LETOR Fold1 x C up to 2^20 x pairing; about 8 min)
 	$(PY) -m pytest -m matrix tests/test_solver_accuracy.py $(PYTEST_ARGS)
 
+test-cluster: $(STAMP) ## Query shards on a 3-node local Ray cluster: equality, faults, Hydra, launchers, a 3.7M-document set (about 15 min; needs ray and 6 GB under /tmp)
+	$(PY) -m pytest -m cluster tests/test_cluster.py tests/test_boosting_data_parallel.py $(PYTEST_ARGS)
+
 lint: $(STAMP) ## ruff over src and tests
 	$(VENV)/bin/ruff check src tests
 
@@ -61,4 +64,4 @@ report: $(STAMP) ## Re-render tables and figures from stored records only (no tr
 clean: ## Remove build artefacts (keeps .venv and results)
 	rm -rf build dist src/*.egg-info .pytest_cache .ruff_cache
 
-.PHONY: help install test test-matrix lint bench peers reproduce reproduce-peers reproduce-quick report clean
+.PHONY: help install test test-matrix test-cluster lint bench peers reproduce reproduce-peers reproduce-quick report clean

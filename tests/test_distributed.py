@@ -113,8 +113,12 @@ def test_sharding_model_hand_worked():
 
 def test_docs_scaling_table_is_generated():
     """Every predicted number in docs/scaling.md is scaling_table()'s output (not hand-typed)."""
+    from rankbench.distributed import MEASURED_MEM_BANDWIDTH, MEASURED_RTT
+
     text = DOCS.read_text()
     assert scaling_table() in text
+    # and the table with the constants measured on this machine (bench.shards --scale)
+    assert scaling_table(rtt=MEASURED_RTT, mem_bandwidth=MEASURED_MEM_BANDWIDTH) in text
     # the document's reading of the table
     for k in (10, 100, 1000):
         dense = sharding_model(1e9, 136, k)
@@ -240,3 +244,140 @@ def test_ohsumed_fold1_on_shards(ray_cluster, data_root):
     b = RankSVM(C=1e-4, solver="tron_tree", tol=1e-10, n_shards=2).fit(tr.X, tr.y, tr.qid)
     assert math.isclose(b.objective_, a.objective_, rel_tol=1e-10)
     np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-10, atol=1e-10 * np.abs(a.coef_).max())
+
+
+# a sharded data set on disk (rankbench.data.sharded), on the module's local cluster ---------
+
+def _sharded(tmp_path, n_queries=40, n_shards=4, sparse=False, seed=11):
+    from rankbench.data import make_letor_like, write_letor
+    from rankbench.data.sharded import ShardedDataset, shard_letor
+
+    data = make_letor_like(n_queries=n_queries, docs_per_query=12, n_features=5, seed=seed)
+    write_letor(data, tmp_path / "train.txt")
+    shard_letor(tmp_path / "train.txt", tmp_path / "shards", n_shards, sparse=sparse)
+    ds = ShardedDataset(tmp_path / "shards")
+    return ds, ds.to_ranking_data()
+
+
+@pytest.mark.parametrize("oracle,sparse,n_shards", [("tree", False, None), ("counting", True, 2)])
+def test_sharded_dataset_oracle_equals_in_process(ray_cluster, tmp_path, oracle, sparse, n_shards):
+    """Actors that load their own shards from disk answer as the in-process oracle on the same
+    documents; n_shards=2 groups the 4 shards on disk two by two."""
+    ds, data = _sharded(tmp_path, sparse=sparse)
+    C = 0.3
+    ref = make_oracle(oracle, data.X, data.y, data.query_ptr, C=C)
+    rng = np.random.default_rng(2)
+    with ShardedOracle.from_dataset(ds, C=C, oracle=oracle, n_shards=n_shards) as sh:
+        assert sh.n_shards == (4 if n_shards is None else 2)
+        assert (sh.n_docs, sh.n_pairs(), sh.n_features) == (ref.n_docs, ref.n_pairs(), 5)
+        assert want_preconditioner(sh, "auto") == want_preconditioner(ref, "auto")
+        for _ in range(3):
+            w, v = rng.standard_normal(5), rng.standard_normal(5)
+            assert math.isclose(sh.fun(w), ref.fun(w), rel_tol=1e-12)
+            for a, b in ((sh.grad(w), ref.grad(w)), (sh.hess_vec(v), ref.hess_vec(v)),
+                         (sh.hess_diag(), ref.hess_diag())):
+                np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+        probe = copy.copy(sh)  # its own state at w, filled by its first fun
+        with pytest.raises(RuntimeError, match="call fun"):
+            probe.hess_vec(v)
+        probe.fun(2 * w)
+        ref.fun(2 * w)
+        np.testing.assert_allclose(probe.grad(2 * w), ref.grad(2 * w), rtol=1e-12)
+        assert sh.restarts == [0] * sh.n_shards
+
+
+def test_ranksvm_fits_a_sharded_dataset(ray_cluster, tmp_path):
+    ds, data = _sharded(tmp_path, n_queries=30, n_shards=3)
+    a = RankSVM(C=0.2, solver="tron_tree", tol=1e-10).fit(data.X, data.y, data.qid)
+    b = RankSVM(C=0.2, solver="tron_tree", tol=1e-10).fit(ds)
+    assert math.isclose(b.objective_, a.objective_, rel_tol=1e-10)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-10, atol=1e-10 * np.abs(a.coef_).max())
+    assert (b.n_pairs_, b.n_features_in_, b.n_iter_) == (a.n_pairs_, a.n_features_in_, a.n_iter_)
+    assert b.extra_["n_pairs_margin_ge_1"] == a.extra_["n_pairs_margin_ge_1"]
+    assert b.extra_["n_shards"] == 3 and b.extra_["sharded_dataset"] == str(ds.path)
+    np.testing.assert_allclose(b.decision_function(data.X), a.decision_function(data.X), rtol=1e-9)
+    with pytest.raises(ValueError, match="takes no y"):
+        RankSVM(solver="tron_tree").fit(ds, data.y)
+    with pytest.raises(ValueError, match="runs on query shards"):
+        RankSVM(solver="sgd_queries").fit(ds)
+
+
+def test_corrupt_or_missing_shard_file_fails_before_the_fit(ray_cluster, tmp_path):
+    from rankbench.data.sharded import ShardFileError
+    from rankbench.distributed import ShardError
+
+    ds, _ = _sharded(tmp_path, n_shards=3)
+    y1 = ds.path / "shard-00001" / "y.npy"
+    raw = bytearray(y1.read_bytes())
+    raw[-1] ^= 0x01
+    y1.write_bytes(bytes(raw))
+    model = RankSVM(C=0.2, solver="tron_tree")
+    with pytest.raises(ShardError, match=r"shard 1 .*could not start: .*shard-00001/y\.npy: shard 1 "
+                                         r"file is corrupt"):
+        model.fit(ds)
+    assert not hasattr(model, "coef_")
+    y1.unlink()
+    with pytest.raises(ShardFileError, match=r"shard-00001/y\.npy: shard 1 file missing"):
+        model.fit(ds)
+
+
+def _stop(pid):
+    import os
+    import signal
+
+    os.kill(pid, signal.SIGSTOP)
+    return lambda: os.kill(pid, signal.SIGCONT)
+
+
+def test_a_hung_shard_ends_the_call_within_its_timeout(ray_cluster, tmp_path, monkeypatch):
+    """A shard that never answers (its actor process stopped) ends the call with an error naming
+    the shard and its node within timeout_s + WAIT_SLICE_S, instead of hanging (issue 26)."""
+    import time
+
+    from rankbench.distributed import WAIT_SLICE_S, ShardTimeout, call_timeout_s
+
+    ds, _ = _sharded(tmp_path, n_shards=3)
+    with ShardedOracle.from_dataset(ds, C=0.2, timeout_s=2.0) as sh:
+        sh.fun(np.zeros(5))
+        resume = _stop(sh.actor_info[2]["pid"])
+        try:
+            t = time.monotonic()
+            with pytest.raises(ShardTimeout, match=r"shard 2 \(shards \[2\] of .*\) on node [0-9a-f]{8} "
+                                                   r"\(.*\) did not answer loss_hess_vec within 2 s"):
+                sh.hess_vec(np.ones(5))
+            assert time.monotonic() - t < 2.0 + WAIT_SLICE_S + 1.0
+        finally:
+            resume()
+    monkeypatch.setenv("RANKBENCH_SHARD_TIMEOUT_S", "7.5")
+    assert call_timeout_s() == 7.5
+    monkeypatch.setenv("RANKBENCH_SHARD_TIMEOUT_S", "soon")
+    with pytest.raises(ValueError, match="RANKBENCH_SHARD_TIMEOUT_S must be a positive number"):
+        call_timeout_s()
+
+
+def test_sigalrm_interrupts_a_wait_on_the_shards(ray_cluster, tmp_path):
+    """A signal handler runs while the driver waits for the shards: SIGALRM's exception ends the call."""
+    import signal
+    import time
+
+    class Alarm(Exception):
+        pass
+
+    def on_alarm(*_):
+        raise Alarm
+
+    ds, _ = _sharded(tmp_path, n_shards=2)
+    with ShardedOracle.from_dataset(ds, C=0.2, timeout_s=300) as sh:
+        sh.fun(np.zeros(5))
+        resume = _stop(sh.actor_info[0]["pid"])
+        old = signal.signal(signal.SIGALRM, on_alarm)
+        try:
+            t = time.monotonic()
+            signal.alarm(1)
+            with pytest.raises(Alarm):
+                sh.hess_vec(np.ones(5))
+            assert time.monotonic() - t < 3.0
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+            resume()

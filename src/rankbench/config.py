@@ -65,6 +65,7 @@ class DatasetConf:
     variant: str | None = None
     folds: list[int] = field(default_factory=lambda: [1, 2, 3, 4, 5])
     data_params: dict[str, Any] = field(default_factory=dict)
+    path: str | None = None  # dataset=sharded: the sharded folder (conf/dataset/sharded.yaml)
     eval_splits: list[str] | None = None
     report_metrics: list[str] | None = None
     # {dataset, variant, data_params, label}: served when the data is absent and

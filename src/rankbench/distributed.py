@@ -2,16 +2,35 @@
 
 f(w) = 1/2 ||w||^2 + C * sum_q L_q(X_q w) is a sum over queries, so the loss part of f, of its
 gradient (X^T dL/dz), of a Hessian-vector product (X^T H_L X v) and of the Jacobi diagonal split
-over any partition of the queries.  ``ShardedOracle`` cuts the queries into contiguous shards
-(balanced by documents or by pairs, ``shard_queries``), puts each shard's rows into the Ray
-object store once and starts one actor per shard that builds an ordinary in-process oracle
-(``rankbench.objective.make_oracle``) over them.  Per call only w or v (d floats) go out to each
-shard and d floats (or one number) come back; the driver adds the shards' parts and the
-regularizer once: f = 1/2 ||w||^2 + C sum_s L_s, grad = w + C sum_s g_s, Hv = v + C sum_s h_s,
-hess_diag = 1 + C sum_s D_s.  It has the oracle interface the optimizers call (``fun`` before
-``grad`` / ``hess_vec`` / ``hess_diag`` at the same w, ``n_features``, ``n_docs``, ``n_pairs``,
-``C``, ``loss``), so TRON, Newton-CG, L-BFGS and the cutting plane run on it unchanged
-(``RankSVM(solver="tron_tree", n_shards=4)``).  Ray is optional and imported only here, lazily.
+over any partition of the queries.  ``ShardedOracle`` starts one Ray actor per shard that builds
+an ordinary in-process oracle (``rankbench.objective.make_oracle``) over its rows: either rows the
+driver cuts from an in-memory (X, y, query_ptr) into contiguous shards (balanced by documents or
+pairs, ``shard_queries``) and puts into the object store once, or -- ``ShardedOracle.from_dataset``
+-- shards of a ``rankbench.data.sharded.ShardedDataset`` on a path every node sees, which each
+actor maps from disk itself (the driver holds the manifest and d-sized vectors only).  Per call
+only w or v (d floats) go out to each shard and d floats (or one number) come back; the driver
+adds the shards' parts and the regularizer once: f = 1/2 ||w||^2 + C sum_s L_s,
+grad = w + C sum_s g_s, Hv = v + C sum_s h_s, hess_diag = 1 + C sum_s D_s.  It has the oracle
+interface the optimizers call (``fun`` before ``grad`` / ``hess_vec`` / ``hess_diag`` at the same
+w, ``n_features``, ``n_docs``, ``n_pairs``, ``C``, ``loss``), so TRON, Newton-CG, L-BFGS and the
+cutting plane run on it unchanged (``RankSVM(solver="tron_tree", n_shards=4)``,
+``RankSVM(...).fit(ShardedDataset(path))``).  Ray is optional and imported only here, lazily.
+
+**Placement.**  Actors are pinned to the cluster's alive nodes (``NodeAffinitySchedulingStrategy``),
+the largest partition first onto the node with the least work per CPU, so shards spread over the
+nodes in proportion to their CPUs.
+
+**Faults, never a hang.**  Every call to the shards waits at most ``timeout_s`` (default
+``CALL_TIMEOUT_S`` = 300 s, or the environment's ``RANKBENCH_SHARD_TIMEOUT_S``) per shard, in
+slices of ``WAIT_SLICE_S`` so Python signal handlers (Ctrl-C, SIGALRM) run meanwhile; a shard
+that does not answer ends the fit with ``ShardTimeout`` naming the shard, its node and the
+call, within ``timeout_s`` + ``WAIT_SLICE_S`` (a new actor's first call -- the process starting
+and loading its shards -- gets ``START_TIMEOUT_S`` = 600 s more).  A shard whose actor dies
+(its process killed, its node lost) is restarted by the driver -- a new actor on another alive node when there is
+one, which loads the partition again (from disk, or from the object store) -- and the
+interrupted call is repeated there, after replaying ``fun`` at the current w when the call
+needs that state: the optimizer sees the same numbers, so the fit ends with the same weights.
+After ``max_restarts`` restarts of one shard the fit ends with ``ShardError`` naming it.
 
 ``sharding_model`` predicts the time of one Hessian-vector product on k shards (docs/scaling.md;
 ``python -m rankbench.distributed`` prints that document's table).
@@ -22,6 +41,8 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+import os
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,6 +54,10 @@ from rankbench.objective.base import check_C, check_problem
 SHARDABLE_OPTIMIZERS = ("tron", "newton", "lbfgs", "cutting_plane")
 BALANCES = ("docs", "pairs")
 INLINE_BYTES = 100_000  # Ray inlines smaller arguments in the call; larger w / v are put once per call
+CALL_TIMEOUT_S = 300.0  # default bound on one call to the shards (RANKBENCH_SHARD_TIMEOUT_S overrides)
+START_TIMEOUT_S = 600.0  # added to the first call of a new actor: process start, loading its shards
+WAIT_SLICE_S = 0.5  # longest uninterruptible wait: signal handlers run between slices
+MAX_RESTARTS = 3  # restarts of one shard's actor within one fit before the fit fails
 
 
 def _import_ray():
@@ -87,52 +112,314 @@ def shard_queries(query_ptr, n_shards: int, weights=None) -> np.ndarray:
     return bounds
 
 
+class ShardError(RuntimeError):
+    """A shard failed, died more than ``max_restarts`` times or did not answer; names shard and node."""
+
+
+class ShardTimeout(ShardError, TimeoutError):
+    """A shard did not answer a call within the timeout (a hung, stopped or overloaded actor)."""
+
+
+def call_timeout_s() -> float:
+    """The default bound on one call to the shards: RANKBENCH_SHARD_TIMEOUT_S, else ``CALL_TIMEOUT_S``."""
+    raw = os.environ.get("RANKBENCH_SHARD_TIMEOUT_S")
+    if raw is None:
+        return CALL_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"RANKBENCH_SHARD_TIMEOUT_S must be a positive number of seconds, got {raw!r}")
+    return value
+
+
+class DiskPartition:
+    """What an actor loads: shards ``shards`` of the sharded data set at ``path`` (picklable, small)."""
+
+    def __init__(self, path: str, shards: list[int], verify: bool = True):
+        self.path, self.shards, self.verify = str(path), list(shards), verify
+
+    def load(self):
+        from rankbench.data.sharded import ShardedDataset
+
+        return ShardedDataset(self.path).load(self.shards, verify=self.verify)
+
+    def __repr__(self) -> str:
+        return f"shards {self.shards} of {self.path}"
+
+
 class ShardWorker:
     """One query shard: an in-process oracle over its rows, answering loss parts (run as a Ray actor).
 
-    Holds one oracle per ``slot`` (a shallow copy shares the data, not the cached state at w, as
-    ``copy.copy`` of an in-process oracle does)."""
+    ``source``: (X, y, query_ptr) or a ``DiskPartition`` read here.  Holds one oracle state per
+    ``slot`` (a copy of the driver's oracle: TRON's ``cg_history`` probe), tagged with the
+    ``epoch`` of the w it was last evaluated at; a call for another epoch returns None (stale:
+    the driver replays ``loss`` at its w first -- after a restart, every slot is stale)."""
 
-    def __init__(self, data, oracle: str, C: float, loss, rescaling, delta):
+    def __init__(self, source, oracle: str, C: float, loss, rescaling, delta):
         from threadpoolctl import threadpool_limits
 
+        from rankbench.estimators.ranksvm import warm_up_kernels
         from rankbench.objective import make_oracle
 
         threadpool_limits(limits=1, user_api="blas")  # the vectors are short; no thread wake-ups
-        X, y, ptr = data
-        self._oracles = {0: make_oracle(oracle, X, np.array(y), np.array(ptr), C=C, loss=loss,
-                                        rescaling=rescaling, delta=delta)}
+        self._threads_from_cpus()
+        X, y, ptr = source.load() if isinstance(source, DiskPartition) else source
+        warm_up_kernels((oracle,), sparse=sp.issparse(X))
+        self._base = make_oracle(oracle, X, np.asarray(y), np.asarray(ptr), C=C, loss=loss,
+                                 rescaling=rescaling, delta=delta)
+        self._slots: dict[int, tuple[int, object]] = {}
 
-    def info(self) -> tuple[int, int, np.ndarray, bool]:
-        """(documents, pairs, squared column norms, sparse?)."""
-        o = self._oracles[0]
+    @staticmethod
+    def _threads_from_cpus() -> None:
+        """numba threads = the CPUs Ray gave this actor (at least 1): shards on one node share its cores."""
+        import numba
+        import ray
+
+        cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 0)
+        numba.set_num_threads(max(1, min(int(cpus), numba.config.NUMBA_NUM_THREADS)))
+
+    def info(self) -> dict:
+        """Documents, pairs, squared column norms, sparse?, max |x|, and where this actor runs."""
+        import ray
+
+        o = self._base
         X = o.X
         col_sq = (np.asarray(X.multiply(X).sum(axis=0)).ravel() if sp.issparse(X)
                   else np.einsum("ij,ij->j", X, X))
-        return o.n_docs, o.n_pairs(), col_sq, sp.issparse(X)
+        data = X.data if sp.issparse(X) else X
+        max_abs = float(np.abs(data).max()) if data.size else 0.0
+        return {"n_docs": o.n_docs, "n_pairs": o.n_pairs(), "col_sq": col_sq, "sparse": sp.issparse(X),
+                "max_abs": max_abs, "node_id": ray.get_runtime_context().get_node_id(),
+                "pid": os.getpid(), "rss": _rss_bytes()}
 
     def ping(self) -> int:
         return 0
 
-    def loss(self, slot: int, w: np.ndarray) -> float:
-        o = self._oracles[slot]
-        return o.loss_at_scores(o.scores(w))
+    def memory(self) -> int:
+        return _rss_bytes()
 
-    def loss_grad(self, slot: int) -> np.ndarray:
-        return self._oracles[slot].loss_grad()
+    def _at(self, slot: int, epoch: int):
+        state = self._slots.get(slot)
+        return state[1] if state is not None and state[0] == epoch else None
 
-    def loss_hess_vec(self, slot: int, v: np.ndarray) -> np.ndarray:
-        return self._oracles[slot].loss_hess_vec(v)
+    def loss(self, slot: int, epoch: int, w: np.ndarray) -> float:
+        o = self._slots[slot][1] if slot in self._slots else copy.copy(self._base)
+        value = o.loss_at_scores(o.scores(w))
+        self._slots[slot] = (epoch, o)
+        return value
 
-    def loss_hess_diag(self, slot: int) -> np.ndarray:
-        return self._oracles[slot].loss_hess_diag()
+    def loss_grad(self, slot: int, epoch: int):
+        o = self._at(slot, epoch)
+        return None if o is None else o.loss_grad()
 
-    def clone(self, slot: int, new: int) -> None:
-        self._oracles[new] = copy.copy(self._oracles[slot])
+    def loss_hess_vec(self, slot: int, epoch: int, v: np.ndarray):
+        o = self._at(slot, epoch)
+        return None if o is None else o.loss_hess_vec(v)
+
+    def loss_hess_diag(self, slot: int, epoch: int):
+        o = self._at(slot, epoch)
+        return None if o is None else o.loss_hess_diag()
+
+    def margins(self, w: np.ndarray) -> tuple[int, int]:
+        """(pairs, pairs with w.x_i - w.x_j >= 1) of this shard."""
+        from rankbench.objective import pairs_with_margin
+
+        o = self._base
+        return pairs_with_margin(w, o.X, o.y, o.query_ptr, levels=getattr(o, "levels", None))
 
     def drop(self, slot: int) -> None:
-        if slot:
-            self._oracles.pop(slot, None)
+        self._slots.pop(slot, None)
+
+
+def _rss_bytes() -> int:
+    """Resident memory of this process (Linux /proc; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _last_line(exc: BaseException) -> str:
+    """The last line of a Ray error's text: the remote exception's type and message."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return lines[-1] if lines else type(exc).__name__
+
+
+def node_label(node: dict | None) -> str:
+    """'node 1a2b3c4d (10.0.0.5, resources rb_w1)': how errors name a Ray node."""
+    if not node:
+        return "node unknown"
+    custom = sorted(k for k in node.get("Resources", {})
+                    if k not in ("CPU", "GPU", "memory", "object_store_memory")
+                    and not k.startswith("node:") and not k.startswith("accelerator_type"))
+    return (f"node {node['NodeID'][:8]} ({node.get('NodeManagerAddress', '?')}"
+            + (f", resources {', '.join(custom)}" if custom else "") + ")")
+
+
+def place_partitions(weights, capacities) -> list[int]:
+    """Node index of each partition: the largest first, each onto the node whose work per unit of
+    capacity (CPUs) is smallest after taking it (LPT), so nodes get work in proportion to capacity."""
+    weights = np.asarray(weights, dtype=np.float64)
+    cap = np.maximum(np.asarray(capacities, dtype=np.float64), 1e-9)
+    load = np.zeros(cap.shape[0])
+    out = [0] * weights.shape[0]
+    for i in np.argsort(-weights, kind="stable"):
+        j = int(np.argmin((load + weights[i]) / cap))
+        out[int(i)] = j
+        load[j] += weights[i]
+    return out
+
+
+class _ShardPool:
+    """The actors of one ShardedOracle (shared by its copies): placement, calls, restarts."""
+
+    def __init__(self, ray, sources: list, weights, oracle: str, C, loss, rescaling, delta,
+                 num_cpus, timeout_s: float, max_restarts: int, start_timeout_s: float = START_TIMEOUT_S):
+        self.ray = ray
+        self.start_timeout_s = start_timeout_s
+        self.starting: set[int] = set()  # shards whose actor has not answered yet
+        self.sources = sources
+        self.args = (oracle, C, loss, rescaling, delta)
+        self.num_cpus = num_cpus
+        self.timeout_s = timeout_s
+        self.max_restarts = max_restarts
+        self.restarts = [0] * len(sources)
+        self.bytes_sent = 0
+        self.bytes_received = 0
+        self.nodes: dict[str, dict] = {}
+        alive = self._alive_nodes()
+        where = place_partitions(weights, [n["Resources"].get("CPU", 1.0) for n in alive])
+        self.node_of = [alive[j]["NodeID"] for j in where]
+        self.actors = [self._create(k, self.node_of[k]) for k in range(len(sources))]
+        self.starting = set(range(len(sources)))
+
+    def _alive_nodes(self) -> list[dict]:
+        nodes = [n for n in self.ray.nodes() if n.get("Alive")]
+        self.nodes.update({n["NodeID"]: n for n in nodes})
+        with_cpu = [n for n in nodes if n["Resources"].get("CPU", 0) > 0]
+        return with_cpu or nodes
+
+    def _create(self, k: int, node_id: str):
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        # no CPU reserved unless asked: a pinned actor waiting for a CPU that a running job holds
+        # (a Hydra launcher's task on a 1-CPU node) would never start
+        options = {"scheduling_strategy": NodeAffinitySchedulingStrategy(node_id, soft=False),
+                   "max_restarts": 0, "max_task_retries": 0,
+                   "num_cpus": 0 if self.num_cpus is None else self.num_cpus}
+        return self.ray.remote(ShardWorker).options(**options).remote(self.sources[k], *self.args)
+
+    def label(self, k: int) -> str:
+        return f"shard {k} ({self.sources[k]!r}) on {node_label(self.nodes.get(self.node_of[k]))}" \
+            if not isinstance(self.sources[k], self.ray.ObjectRef) else \
+            f"shard {k} on {node_label(self.nodes.get(self.node_of[k]))}"
+
+    def _restart(self, k: int, exc: BaseException, method: str) -> None:
+        """A new actor for shard ``k`` on an alive node (another than the one it died on if any)."""
+        self.restarts[k] += 1
+        lost = self.label(k)
+        if self.restarts[k] > self.max_restarts:
+            raise ShardError(f"{lost}: its actor died {self.restarts[k]} times (max_restarts="
+                             f"{self.max_restarts}), last during {method}: {exc}") from exc
+        try:
+            self.ray.kill(self.actors[k])
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+        alive = self._alive_nodes()
+        others = [n for n in alive if n["NodeID"] != self.node_of[k]] or alive
+        if not others:
+            raise ShardError(f"{lost}: its actor died during {method} and no node is alive to "
+                             f"restart it: {exc}") from exc
+        count = {n["NodeID"]: 0.0 for n in others}
+        for node in self.node_of:
+            if node in count:
+                count[node] += 1.0
+        node = min(others, key=lambda n: count[n["NodeID"]] / max(n["Resources"].get("CPU", 1.0), 1e-9))
+        self.node_of[k] = node["NodeID"]
+        self.actors[k] = self._create(k, node["NodeID"])
+        self.starting.add(k)
+
+    def run(self, method: str, args_of, prime=None, shards=None) -> list:
+        """``method(*args_of(k))`` on every shard (or ``shards``), each within ``timeout_s``; a stale
+        answer (None) is retried after ``prime`` = (method, args_of) replays the state; a dead actor
+        is restarted and the call repeated.  Returns the answers in shard order."""
+        ray = self.ray
+        from ray.exceptions import (
+            ActorUnschedulableError,
+            GetTimeoutError,
+            NodeDiedError,
+            RayActorError,
+            RayTaskError,
+            WorkerCrashedError,
+        )
+
+        todo = list(range(len(self.actors)) if shards is None else shards)
+        refs: dict = {}
+        deadline: dict[int, float] = {}
+        out: dict[int, object] = {}
+
+        def submit(k: int, replay: bool) -> None:
+            if replay and prime is not None:
+                getattr(self.actors[k], prime[0]).remote(*prime[1](k))  # ordered before the call
+            refs[k] = getattr(self.actors[k], method).remote(*args_of(k))
+            deadline[k] = time.monotonic() + self.timeout_s + (
+                self.start_timeout_s if k in self.starting else 0.0)
+
+        for k in todo:
+            submit(k, False)
+        while refs:
+            pending = {r: k for k, r in refs.items()}
+            try:
+                ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=WAIT_SLICE_S)
+            except SystemError as exc:
+                # Ray runs Python signal handlers inside wait; an exception one raises (SIGALRM's
+                # timeout, say) comes out wrapped in a SystemError: let the caller see it
+                if exc.__cause__ is not None:
+                    raise exc.__cause__ from None
+                raise
+            for r in ready:
+                k = pending[r]
+                del refs[k]
+                try:
+                    value = ray.get(r, timeout=self.timeout_s)
+                except (RayActorError, ActorUnschedulableError, WorkerCrashedError, NodeDiedError) as exc:
+                    if getattr(exc, "actor_init_failed", False):  # e.g. a corrupt shard file
+                        raise ShardError(f"{self.label(k)} could not start: {_last_line(exc)}") from None
+                    self._restart(k, exc, method)
+                    submit(k, True)
+                    continue
+                except GetTimeoutError:  # ready, so not expected: a result too large to fetch in time
+                    raise ShardTimeout(f"{self.label(k)} did not return the result of {method} within "
+                                       f"{self.timeout_s:g} s") from None
+                except RayTaskError as exc:
+                    raise ShardError(f"{self.label(k)} failed in {method}: {_last_line(exc)}") from exc
+                if value is None and prime is not None:
+                    submit(k, True)  # the actor's state is not at this w (it was restarted)
+                    continue
+                out[k] = value
+                self.starting.discard(k)
+            now = time.monotonic()
+            late = sorted(k for k in refs if now > deadline[k])
+            if late:
+                names = "; ".join(self.label(k) + (" (starting)" if k in self.starting else "")
+                                  for k in late)
+                extra = f" (+ {self.start_timeout_s:g} s to start)" if set(late) & self.starting else ""
+                raise ShardTimeout(f"{names} did not answer {method} within {self.timeout_s:g} s{extra} "
+                                   "(a hung, stopped or overloaded actor: the fit stops; raise "
+                                   "timeout_s or RANKBENCH_SHARD_TIMEOUT_S if a call legitimately "
+                                   "takes longer)")
+        return [out[k] for k in todo]
+
+    def close(self) -> None:
+        for a in self.actors:
+            try:
+                self.ray.kill(a)
+            except Exception:  # noqa: BLE001 - a dead actor or a disconnected driver
+                pass
+        self.actors, self.sources = [], []
 
 
 class ShardedOracle:
@@ -141,17 +428,74 @@ class ShardedOracle:
     ``oracle``: the in-process oracle each shard runs (tree, counting, ...); ``balance``: "docs"
     (default: the tree / counting cost is O(nd + n log n)) or "pairs" (the explicit-pairs oracle);
     ``address``: when Ray is not initialized yet, the cluster to join ("auto": the running one,
-    "host:6379", "ray://host:10001"; None: a new local cluster, never a running one), left again
-    by ``close`` (``ray.shutdown``); ``num_cpus``: CPUs each actor reserves (None = Ray's default
-    for actors, so more shards than CPUs still start).  Call ``close()`` (or use ``with``) to stop
-    the actors."""
+    "host:6379", "ray://host:10001"; None: RAY_ADDRESS when set, else a new local cluster, never
+    a running one), left again by ``close`` (``ray.shutdown``); ``num_cpus``: CPUs each actor
+    reserves and runs numba threads on (None = none reserved, so more shards than CPUs still
+    start, and one thread each); ``timeout_s``: bound on each call (None =
+    ``call_timeout_s()``); ``max_restarts``: restarts of one shard's actor before the fit fails.
+    Call ``close()`` (or use ``with``) to stop the actors."""
 
     def __init__(self, X, y, query_ptr=None, C: float = 1.0, loss="squared_hinge", oracle: str = "tree",
                  n_shards: int = 2, balance: str = "docs", address: str | None = None,
-                 rescaling: str | None = None, delta=None, num_cpus: float | None = None):
+                 rescaling: str | None = None, delta=None, num_cpus: float | None = None,
+                 timeout_s: float | None = None, max_restarts: int = MAX_RESTARTS):
+        X, y, query_ptr = check_problem(X, y, query_ptr)
+        self._check(C, oracle, rescaling, delta, balance, loss)
+        weights = pairs_per_query(y, query_ptr) if balance == "pairs" else None
+        self.query_bounds = shard_queries(query_ptr, n_shards, weights)
+        self.doc_bounds = query_ptr[self.query_bounds]
+        ray = self._connect(address)
+        try:
+            sources, sizes = [], []
+            for k in range(len(self.query_bounds) - 1):
+                qa, qb = int(self.query_bounds[k]), int(self.query_bounds[k + 1])
+                a, b = int(query_ptr[qa]), int(query_ptr[qb])
+                # once, not per call; kept, so a restarted actor reads it again
+                sources.append(ray.put((X[a:b], y[a:b], query_ptr[qa:qb + 1] - a)))
+                sizes.append(b - a if weights is None else int(weights[qa:qb].sum()))
+            self._start(sources, sizes, oracle, rescaling, delta, num_cpus, timeout_s, max_restarts)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def from_dataset(cls, dataset, C: float = 1.0, loss="squared_hinge", oracle: str = "tree",
+                     n_shards: int | None = None, balance: str = "docs", address: str | None = None,
+                     rescaling: str | None = None, delta=None, num_cpus: float | None = None,
+                     timeout_s: float | None = None, max_restarts: int = MAX_RESTARTS,
+                     verify: bool = True) -> ShardedOracle:
+        """The oracle of a ``ShardedDataset`` (or its path): ``n_shards`` actors (None = one per shard on
+        disk) each load a contiguous group of the data set's shards from its path -- which every
+        node must see -- after checking their sha256 (``verify``); the driver reads the manifest
+        only.  A missing or corrupt shard file fails here, before any fit, naming the file."""
+        from rankbench.data.sharded import ShardedDataset
+
+        ds = dataset if isinstance(dataset, ShardedDataset) else ShardedDataset(dataset)
+        self = object.__new__(cls)
+        self._check(C, oracle, rescaling, delta, balance, loss)
+        groups = ds.partition(n_shards, balance)
+        ds.check_files()  # every file present with its size, before any actor starts
+        docs, pairs = ds.shard_docs(), ds.shard_pairs()
+        self.query_bounds = None
+        self.doc_bounds = np.concatenate([[0], np.cumsum([docs[g].sum() for g in groups])])
+        self.dataset = ds
+        self._connect(address)
+        try:
+            sizes = [int((pairs if balance == "pairs" else docs)[g].sum()) for g in groups]
+            self._start([DiskPartition(str(ds.path), g, verify) for g in groups], sizes, oracle,
+                        rescaling, delta, num_cpus, timeout_s, max_restarts)
+        except BaseException:
+            self.close()
+            raise
+        if self.n_features != ds.n_features or self.n_docs != ds.n_docs or self._n_pairs != ds.n_pairs():
+            self.close()
+            raise ValueError(f"{ds.path}: the shards hold {self.n_docs} documents / {self._n_pairs} "
+                             f"pairs, the manifest {ds.n_docs} / {ds.n_pairs()}")
+        return self
+
+    def _check(self, C, oracle, rescaling, delta, balance, loss) -> None:
         from rankbench.objective import ORACLES, get_loss
 
-        X, y, query_ptr = check_problem(X, y, query_ptr)
         self.C = check_C(C)
         if oracle not in ORACLES:
             raise ValueError(f"unknown oracle {oracle!r}; expected one of {', '.join(ORACLES)}")
@@ -165,43 +509,45 @@ class ShardedOracle:
         self.requested_loss = get_loss(loss)
         self.loss = cls.loss_form(self.requested_loss)
         self.name = cls.name
-        weights = pairs_per_query(y, query_ptr) if balance == "pairs" else None
-        self.query_bounds = shard_queries(query_ptr, n_shards, weights)
-        self.doc_bounds = query_ptr[self.query_bounds]
+        self._loss_arg = loss
+        self._pool = None
+        self._own_ray = False
+
+    def _connect(self, address):
         ray = _import_ray()
         self._ray = ray
         self._own_ray = not ray.is_initialized()
         if self._own_ray:
-            ray.init(address="local" if address is None else address, include_dashboard=False,
-                     log_to_driver=False)
-        worker = ray.remote(ShardWorker)
-        if num_cpus is not None:
-            worker = worker.options(num_cpus=num_cpus)
-        self._data, self._actors = [], []
-        try:
-            for k in range(len(self.query_bounds) - 1):
-                qa, qb = int(self.query_bounds[k]), int(self.query_bounds[k + 1])
-                a, b = int(query_ptr[qa]), int(query_ptr[qb])
-                ref = ray.put((X[a:b], y[a:b], query_ptr[qa:qb + 1] - a))  # once, not per call
-                self._data.append(ref)
-                self._actors.append(worker.remote(ref, oracle, self.C, loss, rescaling, delta))
-            infos = ray.get([s.info.remote() for s in self._actors])
-        except BaseException:
-            self.close()
-            raise
-        self.n_shards = len(self._actors)
-        self.n_features = int(X.shape[1])
-        self.n_docs = int(sum(i[0] for i in infos))
-        self._n_pairs = int(sum(i[1] for i in infos))
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # nothing needs the network
+            if address is None:
+                address = os.environ.get("RAY_ADDRESS") or "local"
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        return ray
+
+    def _start(self, sources, sizes, oracle, rescaling, delta, num_cpus, timeout_s, max_restarts) -> None:
+        if isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < 0:
+            raise ValueError(f"max_restarts must be an integer >= 0, got {max_restarts!r}")
+        timeout_s = call_timeout_s() if timeout_s is None else float(timeout_s)
+        if not (math.isfinite(timeout_s) and timeout_s > 0):
+            raise ValueError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
+        self._pool = _ShardPool(self._ray, sources, sizes, oracle, self.C, self._loss_arg, rescaling,
+                                delta, num_cpus, timeout_s, max_restarts)
+        infos = self._pool.run("info", lambda k: ())
+        self.n_shards = len(infos)
+        self.n_features = int(infos[0]["col_sq"].shape[0])
+        self.n_docs = int(sum(i["n_docs"] for i in infos))
+        self._n_pairs = int(sum(i["n_pairs"] for i in infos))
+        self.max_abs_x = max(i["max_abs"] for i in infos)
+        self.actor_info = [{"node_id": i["node_id"], "pid": i["pid"], "rss": i["rss"]} for i in infos]
         from rankbench.optim.accuracy import columns_apart
 
         # what want_preconditioner's "auto" decides from X, from the shards' column norms
-        self.auto_precondition = bool(infos[0][3]) or columns_apart(sum(i[2] for i in infos))
+        self.auto_precondition = bool(infos[0]["sparse"]) or columns_apart(sum(i["col_sq"] for i in infos))
         self._slot = 0
         self._slots = itertools.count(1)
-        self._at_w = False
-        self.bytes_sent = 0
-        self.bytes_received = 0
+        self._epoch = 0
+        self._epochs = itertools.count(1)
+        self._w = None
 
     # the oracle interface -------------------------------------------------------------
     def n_pairs(self) -> int:
@@ -210,37 +556,69 @@ class ShardedOracle:
 
     def fun(self, w: np.ndarray) -> float:
         """f(w) = 1/2 ||w||^2 + C sum_s L_s(X_s w); the shards cache what grad and hess_vec reuse."""
-        w = self._vector(w, "w")
-        parts = self._call("loss", w)
-        self._at_w = True
+        w = self._vector(w, "w").copy()
+        self._epoch = next(self._epochs)
+        self._w = None
+        arg = self._arg(w)
+        parts = self._call("loss", lambda k: (self._slot, self._epoch, arg), w.nbytes, prime=False)
+        self._w = (w, arg)
         return 0.5 * float(w @ w) + self.C * float(sum(parts))
 
     def grad(self, w: np.ndarray) -> np.ndarray:
         """w + C sum_s X_s^T dL_s/dz at the w of the last ``fun`` call."""
         self._need_fun("grad(w)")
-        return self._vector(w, "w") + self.C * self._sum(self._call("loss_grad"))
+        return self._vector(w, "w") + self.C * self._sum(
+            self._call("loss_grad", lambda k: (self._slot, self._epoch)))
 
     def hess_vec(self, v: np.ndarray) -> np.ndarray:
         """v + C sum_s X_s^T H_s X_s v at the last ``fun`` point."""
         self._need_fun("hess_vec(v)")
         v = self._vector(v, "v")
-        return v + self.C * self._sum(self._call("loss_hess_vec", v))
+        arg = self._arg(v)
+        return v + self.C * self._sum(self._call("loss_hess_vec", lambda k: (self._slot, self._epoch, arg),
+                                                 v.nbytes))
 
     def hess_diag(self) -> np.ndarray:
         """1 + C sum_s D_s, D_s the loss part of shard s's Jacobi diagonal (PairOracle.hess_diag)."""
         self._need_fun("hess_diag()")
-        return 1.0 + self.C * self._sum(self._call("loss_hess_diag"))
+        return 1.0 + self.C * self._sum(self._call("loss_hess_diag", lambda k: (self._slot, self._epoch)))
+
+    def pairs_with_margin(self, w: np.ndarray) -> tuple[int, int]:
+        """(|P|, pairs with w.x_i - w.x_j >= 1) summed over the shards (``objective.pairs_with_margin``)."""
+        w = self._vector(w, "w")
+        parts = self._pool.run("margins", lambda k: (w,))
+        return int(sum(p[0] for p in parts)), int(sum(p[1] for p in parts))
 
     def ping_seconds(self, repeats: int = 20) -> float:
         """Best round-trip time of an empty call to every shard at once (the latency of one step)."""
-        import time
-
         best = math.inf
         for _ in range(repeats):
             t = time.perf_counter()
-            self._ray.get([s.ping.remote() for s in self._actors])
+            self._pool.run("ping", lambda k: ())
             best = min(best, time.perf_counter() - t)
         return best
+
+    def actor_memory(self) -> list[int]:
+        """Resident bytes of each shard's actor process now."""
+        return self._pool.run("memory", lambda k: ())
+
+    @property
+    def bytes_sent(self) -> int:
+        return self._pool.bytes_sent if self._pool is not None else 0
+
+    @property
+    def bytes_received(self) -> int:
+        return self._pool.bytes_received if self._pool is not None else 0
+
+    @property
+    def restarts(self) -> list[int]:
+        """Restarts of each shard's actor so far (a dead actor replaced, its call repeated)."""
+        return list(self._pool.restarts)
+
+    @property
+    def actor_nodes(self) -> list[str]:
+        """The Ray node id each shard's actor runs on now."""
+        return list(self._pool.node_of)
 
     # plumbing -------------------------------------------------------------------------
     def _vector(self, v, name: str) -> np.ndarray:
@@ -250,20 +628,25 @@ class ShardedOracle:
                              f"got shape {v.shape}")
         return v
 
+    def _arg(self, vec: np.ndarray):
+        # one object for every shard: a large vector is stored once, not once per shard
+        return self._ray.put(vec) if vec.nbytes >= INLINE_BYTES else vec
+
     def _need_fun(self, what: str) -> None:
-        if not self._at_w:
+        if self._w is None:
             raise RuntimeError(f"call fun(w) before {what}")
 
-    def _call(self, method: str, vec: np.ndarray | None = None) -> list:
-        if not self._actors:
+    def _call(self, method: str, args_of, sent_bytes: int = 0, prime: bool = True) -> list:
+        if self._pool is None or not self._pool.actors:
             raise RuntimeError("this ShardedOracle is closed")
-        args: tuple = (self._slot,)
-        if vec is not None:
-            # one object for every shard: a large vector is stored once, not once per shard
-            args += (self._ray.put(vec) if vec.nbytes >= INLINE_BYTES else vec,)
-            self.bytes_sent += vec.nbytes * len(self._actors)
-        out = self._ray.get([getattr(s, method).remote(*args) for s in self._actors])
-        self.bytes_received += sum(np.asarray(p).nbytes for p in out)
+        replay = None
+        if prime and self._w is not None:
+            w_arg = self._w[1]
+            replay = ("loss", lambda k: (self._slot, self._epoch, w_arg))
+        pool = self._pool
+        out = pool.run(method, args_of, replay)
+        pool.bytes_sent += sent_bytes * len(out)
+        pool.bytes_received += sum(np.asarray(p).nbytes for p in out)
         return out
 
     @staticmethod
@@ -274,22 +657,20 @@ class ShardedOracle:
         return total
 
     def __copy__(self) -> ShardedOracle:
-        """Same actors and data, own cached state at w (a new slot in every shard): what TRON's
-        ``cg_history`` probe does with an in-process oracle."""
+        """Same actors and data, own cached state at w (a new slot in every shard, filled by its
+        first ``fun``): what TRON's ``cg_history`` probe does with an in-process oracle."""
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new._slot = next(self._slots)
         new._own_ray = False
-        new._at_w = False
-        self._ray.get([s.clone.remote(self._slot, new._slot) for s in self._actors])
+        new._w = None
         return new
 
     def close(self) -> None:
         """Stop the actors, release the shards' data, and shut Ray down if this oracle started it."""
-        for s in self._actors:
-            self._ray.kill(s)
-        self._actors, self._data = [], []
-        if self._own_ray and self._ray.is_initialized():
+        if getattr(self, "_pool", None) is not None:
+            self._pool.close()
+        if getattr(self, "_own_ray", False) and self._ray.is_initialized():
             self._ray.shutdown()
         self._own_ray = False
 
@@ -298,6 +679,42 @@ class ShardedOracle:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def fit_sharded(estimator, dataset, n_shards: int | None = None):
+    """Fit ``estimator`` (a RankSVM) on a ``ShardedDataset``: its actors load the shards, the driver
+    runs the optimizer on d-sized vectors (memory O(d + n_shards)); sets the fitted attributes
+    a fit on arrays sets (``extra_["n_shards"]``, ``extra_["sharded_dataset"]``)."""
+    from threadpoolctl import threadpool_limits
+
+    from rankbench.estimators.ranksvm import check_representable
+
+    optimizer, oracle_cls, _ = estimator._resolve()
+    if optimizer.name not in SHARDABLE_OPTIMIZERS:
+        raise ValueError(f"a sharded data set needs an optimizer that runs on query shards "
+                         f"({', '.join(SHARDABLE_OPTIMIZERS)}), not {optimizer.name!r}")
+    if estimator.kernel is not None:
+        raise ValueError("kernel maps need X on the driver: fit a sharded data set without kernel")
+    t0 = time.perf_counter()
+    oracle = ShardedOracle.from_dataset(dataset, C=estimator.C, loss=estimator.loss,
+                                        oracle=oracle_cls.name, n_shards=n_shards,
+                                        address=estimator.ray_address, rescaling=estimator.rescaling,
+                                        delta=estimator.delta)
+    try:
+        check_representable(oracle)
+        kwargs = estimator._optimizer_kwargs(optimizer)
+        with threadpool_limits(limits=1, user_api="blas"):
+            res = optimizer.function(oracle, **kwargs)
+        estimator.fit_time_ = time.perf_counter() - t0
+        estimator.compile_time_ = 0.0  # the actors compile (or load) their kernels while loading
+        estimator.kernel_map_ = None
+        estimator._finish(res, oracle, None, None, optimizer.name)
+        estimator.extra_["n_shards"] = int(oracle.n_shards)
+        estimator.extra_["sharded_dataset"] = str(oracle.dataset.path)
+        estimator.extra_["shard_restarts"] = int(sum(oracle.restarts))
+    finally:
+        oracle.close()
+    return estimator
 
 
 # the cost model of docs/scaling.md -------------------------------------------------------
@@ -342,6 +759,11 @@ def sharding_model(n_docs: float, d: int, n_shards: int, nnz_per_doc: float | No
 
 
 SCALING_CASES = (("dense, d = 136", 136, None), ("sparse, d = 47,236, 75 nnz/doc", 47_236, 75))
+# Constants measured on the team's 2-core machine by `python -m rankbench.bench.shards --scale`
+# (docs/scaling.md, under other load): one in-process tree Hv on 3.7M x 136 read X twice at
+# 7.2 GB/s; the round trip of one call to one shard actor was 0.6 ms (loopback, not a network)
+MEASURED_MEM_BANDWIDTH = 7.2e9
+MEASURED_RTT = 6e-4
 
 
 def scaling_table(n_docs: float = 1e9, shards=(10, 100, 1000), bandwidth: float = 1.25e9,
@@ -365,3 +787,5 @@ def scaling_table(n_docs: float = 1e9, shards=(10, 100, 1000), bandwidth: float 
 
 if __name__ == "__main__":
     print(scaling_table())
+    print()
+    print(scaling_table(rtt=MEASURED_RTT, mem_bandwidth=MEASURED_MEM_BANDWIDTH))

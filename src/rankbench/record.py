@@ -54,7 +54,11 @@ def per_query_test(data, scores: np.ndarray, convention: str = "letor") -> dict[
 
 def data_facts(data) -> dict[str, Any]:
     """What a split is (Chapelle Table 1): queries, documents, features, label counts, pairs; O(n log n)."""
+    from rankbench.data.sharded import ShardedDataset
     from rankbench.objective import count_pairs
+
+    if isinstance(data, ShardedDataset):  # its manifest says (the driver never loads it)
+        return data.facts()
 
     labels, counts = np.unique(data.y, return_counts=True)
     return {"n_queries": data.n_queries, "n_docs": data.n_docs, "n_features": data.n_features,

@@ -96,6 +96,11 @@ def _fit(est: Any, train, vali, test=None) -> None:
         kwargs["eval_set"] = [(vali.X, vali.y, vali.qid)]
     elif takes_eval and test is not None:  # evaluation only: the test curve of Sculley's Fig. 2
         kwargs["eval_set"] = (test.X, test.y, test.qid)
+    from rankbench.data.sharded import ShardedDataset
+
+    if isinstance(train, ShardedDataset):  # Ray actors load its shards (rankbench.distributed)
+        est.fit(train)
+        return
     est.fit(train.X, train.y, train.qid, **kwargs)
 
 

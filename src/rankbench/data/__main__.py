@@ -6,8 +6,9 @@
     python -m rankbench.data list              # every data set: present / absent, where, source
     python -m rankbench.data check mq2008      # layout and sha256 against the shipped manifest
     python -m rankbench.data fetch istella_s   # download, check, unpack (or print the steps)
+    python -m rankbench.data shard train.txt.gz OUT --shards 8   # rankbench.data.sharded
 
-``list``, ``check`` and ``fetch`` each have their own parser (``_COMMANDS``).
+``list``, ``check``, ``fetch`` and ``shard`` each have their own parser (``_COMMANDS``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ def _status(root) -> list[str]:
         info = dataset_info(name)
         if info["family"] == "synthetic":
             out.append(f"  {name:30s} generated (variants letor_like, rcv1_like)")
+            continue
+        if info["family"] == "sharded":
+            out.append(f"  {name:30s} a folder made by `rankbench data shard` (dataset.path=...)")
             continue
         for variant in info["variants"]:
             label = name + (f" [{variant}]" if variant else "")
@@ -154,7 +158,14 @@ def _fetch_main(argv: list[str]) -> int:
     return 0
 
 
-_COMMANDS = {"list": _list_main, "check": _check_main, "fetch": _fetch_main}
+def _shard_main(argv: list[str]) -> int:
+    """``shard``: split a LETOR file into query shards on disk (rankbench.data.sharded)."""
+    from rankbench.data.sharded import shard_main
+
+    return shard_main(argv)
+
+
+_COMMANDS = {"list": _list_main, "check": _check_main, "fetch": _fetch_main, "shard": _shard_main}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,7 +32,7 @@ class DatasetSpec:
     """What the registry knows about one benchmark: layout, shape and the papers' names for it."""
 
     name: str
-    family: str  # letor3 | letor4 | mslr | yahoo | istella | rcv1 | synthetic
+    family: str  # letor3 | letor4 | mslr | yahoo | istella | rcv1 | synthetic | sharded
     description: str
     graded: bool
     n_folds: int
@@ -247,6 +247,14 @@ _SPECS: dict[str, DatasetSpec] = {
         variants=(None, "letor_like", "rcv1_like"), default_variant=None, n_features=None,
         n_levels=3,
         description="Generated data: LETOR-like queries (default) or an RCV1-like sparse binary task",
+        paper_names=(),
+    ),
+    # not under the data root: a folder made by `rankbench data shard` (rankbench.data.sharded),
+    # given as load_fold(..., path=...) / dataset.path=...
+    "sharded": DatasetSpec(
+        name="sharded", family="sharded", graded=True, n_folds=1, variants=(None,),
+        default_variant=None, n_features=None,
+        description="A data set sharded on disk by `rankbench data shard` (its folder given as path)",
         paper_names=(),
     ),
 }

@@ -146,7 +146,7 @@ def dataset_available(name: str, variant: str | None = None, root: str | Path | 
     """
     spec = dataset_spec(name)
     variant = _resolve_variant(spec, variant)
-    if spec.family == "synthetic":
+    if spec.family in ("synthetic", "sharded"):  # generated, or a folder given by path
         return True
     base = data_root(root)
     if spec.family == "rcv1":
@@ -193,6 +193,10 @@ def load_fold(
         from rankbench.data.synthetic import load_synthetic_split
 
         return load_synthetic_split(fold, split, variant=variant, **params)
+    if spec.family == "sharded":
+        from rankbench.data.sharded import load_sharded_split
+
+        return load_sharded_split(fold, split, **params)
     try:
         if spec.family == "rcv1":
             from rankbench.data.rcv1 import load_rcv1_split

@@ -177,9 +177,18 @@ class RankSVM(RankerMixin, EstimatorBase):
                                  f"use one of {', '.join(SHARDABLE_OPTIMIZERS)}")
         return optimizer, ORACLES[oracle], form
 
-    def fit(self, X, y, qid=None, group=None):
+    def fit(self, X, y=None, qid=None, group=None):
         """Train on (X, y) grouped by ``qid`` (or LightGBM-style query sizes ``group``; neither =
-        one query: AUC optimization)."""
+        one query: AUC optimization), or on a ``rankbench.data.sharded.ShardedDataset`` (``fit(ds)``:
+        Ray actors load its shards where they run, ``n_shards`` of them, None = one per shard)."""
+        from rankbench.data.sharded import ShardedDataset
+
+        if isinstance(X, ShardedDataset):
+            if y is not None or qid is not None or group is not None:
+                raise ValueError("fit(ShardedDataset) takes no y, qid or group: the shards hold them")
+            from rankbench.distributed import fit_sharded
+
+            return fit_sharded(self, X, self.n_shards)
         X, y, qid = self._fit_inputs(X, y, qid, group)
         optimizer, oracle_cls, _ = self._resolve()
         if self.kernel is not None:
@@ -276,10 +285,13 @@ class RankSVM(RankerMixin, EstimatorBase):
                              "n_iter": int(res.n_iter), **dict(res.accuracy or {})}
         if not self.converged_ and get_optimizer(optimizer).tol is not None:  # a stopping rule
             warnings.warn(self._convergence_advice(res), convergence_warning(), stacklevel=3)
-        self.n_features_in_ = data.n_features
+        self.n_features_in_ = oracle.n_features if data is None else data.n_features
         self.n_pairs_ = oracle.n_pairs()
-        n_pairs, n_ge1 = pairs_with_margin(res.w, Xt, data.y, data.query_ptr,
-                                           levels=getattr(oracle, "levels", None))
+        if data is None:  # a sharded data set: the shards count their pairs
+            n_pairs, n_ge1 = oracle.pairs_with_margin(res.w)
+        else:
+            n_pairs, n_ge1 = pairs_with_margin(res.w, Xt, data.y, data.query_ptr,
+                                               levels=getattr(oracle, "levels", None))
         # share of pairs with margin >= 1 = share of zero dual variables of the L2-loss dual
         self.zero_dual_share_ = n_ge1 / n_pairs if n_pairs else float("nan")
         # solver facts the harness copies into a record's "extra"
@@ -461,8 +473,10 @@ def check_representable(oracle, X=None) -> None:
     """ValueError when float64 cannot represent the problem: f(0) = C * sum of losses at margin
     (or the scores' range) overflows, so no objective or gradient of it would be finite.
     ``X``: the oracle's matrix (None = ``oracle.X``)."""
-    X = oracle.X if X is None else X
-    xmax = max_abs(X)  # no |X| copy
+    # a sharded oracle reports its shards' max |x| (it holds no X)
+    xmax = getattr(oracle, "max_abs_x", None) if X is None else None
+    if xmax is None:
+        xmax = max_abs(oracle.X if X is None else X)  # no |X| copy
     f0 = oracle.fun(np.zeros(oracle.n_features))
     if not np.isfinite(f0):
         raise ValueError(f"the RankSVM objective overflows float64 at w = 0 (C={oracle.C:g} times "
