@@ -323,13 +323,26 @@ def test_the_class_weighted_svm_minimizes_its_weighted_hinge_objective():
 
 @pytest.mark.realdata
 def test_a_letor_split_as_one_binary_query(data_root):
-    import rankbench.data.single_query as sq
+    """ohsumed_one_query is a data set registered by name: every document of a split in one
+    query, relevant = label > 0; present exactly when OHSUMED is."""
     from rankbench.data import load_fold
-    from rankbench.data.single_query import of_ohsumed  # noqa: F401 (PEP 562 name)
+    from rankbench.data.registry import dataset_names, load_split, loader_available
 
+    assert {"ohsumed_one_query", "mq2008_one_query"} <= set(dataset_names())
     whole = load_fold("ohsumed", 1, "test", variant="QueryLevelNorm", root=data_root)
-    one = sq.of_ohsumed(fold=1, split="test", variant="QueryLevelNorm", root=data_root)
+    one = load_split("ohsumed_one_query", 1, "test", variant="QueryLevelNorm", root=data_root)
     assert one.n_queries == 1 and one.n_docs == whole.n_docs
     assert sorted(np.unique(one.y)) == [0, 1] and one.y.sum() == (np.asarray(whole.y) > 0).sum()
-    with pytest.raises(AttributeError):
-        sq.nothing_here  # noqa: B018
+    assert loader_available("ohsumed_one_query", "QueryLevelNorm", data_root)
+
+
+def test_a_one_query_set_whose_source_is_absent_is_not_present(tmp_path):
+    """Without OHSUMED under the data root, ohsumed_one_query is reported absent (so a sweep with
+    missing_data=skip runs nothing on it) naming what it reads."""
+    from rankbench.config import _check_dataset
+    from rankbench.data.registry import loader_available
+
+    assert not loader_available("ohsumed_one_query", "QueryLevelNorm", tmp_path)
+    (problem,) = _check_dataset({"name": "ohsumed_one_query", "variant": "QueryLevelNorm",
+                                 "data_params": {}}, str(tmp_path))
+    assert "not present" in problem and "'ohsumed'" in problem

@@ -560,8 +560,14 @@ def _check_dataset(ds: dict[str, Any], root: str | None) -> list[str]:
 
         return [f"unknown dataset {ds['name']!r}{closest(ds['name'], known)}; known: "
                 f"{', '.join(known)}"]
-    if ds["name"] not in registry.list_datasets():
-        return []  # a data set defined in code: its loader says what it needs
+    if ds["name"] not in registry.list_datasets():  # a data set defined in code
+        if registry.loader_available(ds["name"], ds["variant"], root):
+            return []
+        source = getattr(registry.LOADERS.get(ds["name"]), "source", None)
+        return [f"dataset {ds['name']!r} is not present"
+                + (f": it reads {source!r}, absent under the data root {root or '(not set)'} "
+                   "(`rankbench data list` says where it looks; data_root=... moves it)"
+                   if source else "")]
     try:
         if registry.dataset_available(ds["name"], ds["variant"], root):
             return []

@@ -9,6 +9,7 @@ shape, published statistics) lives in :mod:`rankbench.data.catalog`.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
 from dataclasses import replace
@@ -224,7 +225,9 @@ Loader = Callable[..., RankingData]
 # name -> loader(fold=, split=, seed=, variant=, **data_params) -> RankingData: a data set the
 # catalogue does not know, defined in code (a user's module listed in the config's
 # solver_modules, a test's toy data); a run names it like any other data set
-LOADERS: Registry[Loader] = Registry("dataset", ())
+# the data sets defined in rankbench's own code (single_query: ohsumed_one_query ...); a loader
+# may carry ``available(variant, root) -> bool`` (else it is always available) and take ``root``
+LOADERS: Registry[Loader] = Registry("dataset", ("rankbench.data.single_query",))
 
 
 def register_dataset(name: str) -> Callable[[Loader], Loader]:
@@ -233,6 +236,13 @@ def register_dataset(name: str) -> Callable[[Loader], Loader]:
     if name in list_datasets():
         raise ValueError(f"dataset {name!r} is catalogued already (rankbench.data.catalog)")
     return LOADERS.register(name)
+
+
+def loader_available(name: str, variant: str | None = None, root: str | Path | None = None) -> bool:
+    """Whether the data set ``name`` defined in code can load (its loader's ``available``, if it
+    declares one: e.g. the LETOR files it reads are present)."""
+    available = getattr(LOADERS.get(name), "available", None)
+    return True if available is None else bool(available(variant, root))
 
 
 def dataset_names() -> list[str]:
@@ -257,8 +267,10 @@ def load_split(name: str, fold: int, split: str, variant: str | None = None,
     seed as ``seed=``), else the catalogue's ``load_fold`` (whose own ``data_params`` may hold a
     generator's ``seed``); ValueError naming the known data sets."""
     if name in LOADERS:
-        return LOADERS.get(name)(fold=fold, split=split, seed=run_seed, variant=variant,
-                                 **data_params)
+        loader = LOADERS.get(name)
+        if root is not None and "root" in inspect.signature(loader).parameters:
+            data_params = {**data_params, "root": root}
+        return loader(fold=fold, split=split, seed=run_seed, variant=variant, **data_params)
     if name not in list_datasets():
         raise ValueError(f"unknown dataset {name!r}; known: {', '.join(dataset_names())}")
     return load_fold(name, fold, split, variant=variant, root=root, **data_params)
