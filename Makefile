@@ -40,6 +40,9 @@ test-matrix: $(STAMP) ## The full solver-accuracy matrix (every LETOR Fold1 x C 
 test-cluster: $(STAMP) ## Query shards on a 3-node local Ray cluster: equality, faults, Hydra, launchers, a 3.7M-document set (about 15 min; needs ray and 6 GB under /tmp)
 	$(PY) -m pytest -m cluster tests/test_cluster.py tests/test_boosting_data_parallel.py $(PYTEST_ARGS)
 
+test-long: $(STAMP) ## The end-to-end runs of a minute or more left out of make test (marker long; about 8 min)
+	$(PY) -m pytest -m long $(PYTEST_ARGS)
+
 lint: $(STAMP) ## ruff over src and tests
 	$(VENV)/bin/ruff check src tests
 
@@ -64,4 +67,4 @@ report: $(STAMP) ## Re-render tables and figures from stored records only (no tr
 clean: ## Remove build artefacts (keeps .venv and results)
 	rm -rf build dist src/*.egg-info .pytest_cache .ruff_cache
 
-.PHONY: help install test test-matrix test-cluster lint bench peers reproduce reproduce-peers reproduce-quick report clean
+.PHONY: help install test test-matrix test-cluster test-long lint bench peers reproduce reproduce-peers reproduce-quick report clean

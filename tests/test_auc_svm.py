@@ -40,6 +40,7 @@ def scipy_l2_solution(X, pos, C):
                     options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 5000}).x
 
 
+@pytest.mark.long
 def test_l2_variant_matches_explicit_pair_solution_per_class():
     X, y, qid = make_data(1)
     m = AUCSVM(C=0.5, solver="prsvm_plus", loss="squared_hinge", tol=1e-10).fit(X, y, qid)

@@ -48,6 +48,7 @@ def _fixtures(root: Path) -> None:
             _letor_lines(rng, range(10 * j, 10 * j + 4), 220))
 
 
+@pytest.mark.long
 def test_added_datasets_are_planned_run_and_reported(tmp_path, monkeypatch):
     root = tmp_path / "data"
     _fixtures(root)

@@ -37,7 +37,8 @@ def hydra():
 
 
 # ------------------------------------------------------------------ the experiment configs
-@pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
+@pytest.mark.parametrize("quick", [pytest.param(False, marks=pytest.mark.long), True],
+                         ids=["full", "quick"])
 def test_every_artefact_config_plans_and_names_a_paper_and_renderer(hydra, quick):
     papers = load_papers(EXPERIMENTS)
     assert set(papers) >= {"chapelle2010", "lee_lin2014", "sculley2009", "welleck2016", "leaderboard"}

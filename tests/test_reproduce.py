@@ -19,7 +19,7 @@ from rankbench.spec import run_id
 from rankbench.store import ResultStore
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_quick_reproduce_end_to_end_then_resume(tmp_path, capsys):
     out = tmp_path / "results"
     args = ["--quick", "--results", str(out), "--no-progress", "--data-root", str(tmp_path / "no_data")]

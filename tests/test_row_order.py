@@ -128,8 +128,11 @@ def _tied_data(rng, n, d, n_queries, n_labels, n_values=3):
     return X, y, qid
 
 
-_DTYPES = [np.float64, np.float32, np.float16, np.int64, np.int8, np.uint8, np.uint64, np.bool_,
-           np.dtype(">f8"), np.dtype(">i4")]
+# each dtype compiles its own kernels (about 10 s): the common ones in make test, the rest in
+# make test-long
+_DTYPES = [np.float64, np.float32, np.int8,
+           *(pytest.param(t, marks=pytest.mark.long) for t in
+             (np.float16, np.int64, np.uint8, np.uint64, np.bool_, np.dtype(">f8"), np.dtype(">i4")))]
 
 
 @pytest.mark.parametrize("dtype", _DTYPES, ids=str)

@@ -143,7 +143,7 @@ HINGE = ("cutting_plane", "cutting_plane_tree")
 
 @pytest.mark.parametrize("loss,solvers,scale", [
     ("huber", HUBER, 1.0), ("huber", HUBER, 1e6), ("hinge", HINGE, 1.0),
-    pytest.param("hinge", HINGE, 1e6, marks=pytest.mark.slow),
+    pytest.param("hinge", HINGE, 1e6, marks=pytest.mark.long),
 ])
 def test_other_losses_defaults_within_1e6_or_warned(loss, solvers, scale):
     X, y, qid, ptr = _scaled_problem(scale, seed=2)
