@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from rankbench.plan import hydra_context, plan_experiment
 from rankbench.reproduce import main as reproduce_main
