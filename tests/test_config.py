@@ -84,7 +84,7 @@ def test_every_contract_solver_has_a_config_with_valid_defaults():
 
 
 def test_every_dataset_config_composes():
-    from rankbench.data.registry import dataset_info
+    from rankbench.data.registry import dataset_info, dataset_names, list_datasets
 
     for path in sorted((CONF / "dataset").glob("*.yaml")):
         cfg = composed([f"dataset={path.stem}"])
@@ -95,6 +95,9 @@ def test_every_dataset_config_composes():
         data = validate(cfg, check_data=False) if cfg.solver.name in _registered() else None
         if cfg.dataset.get("unavailable"):  # a paper's data set rankbench cannot read: says why
             assert "rankbench" in cfg.dataset.unavailable or "read" in cfg.dataset.unavailable
+            continue
+        if cfg.dataset.name not in list_datasets():  # defined in code (data/single_query.py)
+            assert cfg.dataset.name in dataset_names(), path
             continue
         info = dataset_info(cfg.dataset.name)
         variants = [v.lower() if v else v for v in info["variants"]]

@@ -56,7 +56,7 @@ def test_a_new_metric_is_one_decorated_function():
         assert per_q["dcg_test@3"][0] == pytest.approx(q1 + 3 / np.log2(4), abs=1e-15)
         assert key not in (m.key for m in registry.metrics() if m.default)  # on request only
         with pytest.raises(ValueError, match="registered twice"):
-            registry.register_metric(key, "again")(lambda t, k: None)
+            registry.register_metric(key, "again", default=False)(lambda t, k: None)
     finally:
         registry.METRICS._items.pop(key, None)
     with pytest.raises(ValueError, match="unknown metric 'dcg_test@2'; known: ndcg@K, map"):

@@ -89,7 +89,7 @@ def _list_main(argv: list[str]) -> int:
     for r in rows:
         print(f"  {r['name']:{width['name']}s}  {r['status']:{width['status']}s}  "
               f"{r['method']:{width['method']}s}  {r['sums']:{width['sums']}s}  {r['source']}")
-        if r["status"] != "generated":
+        if r["status"] not in ("generated", "made"):
             print(f"  {'':{width['name']}s}  looked in {r['where']}")
     print("Get one: `python -m rankbench.data fetch NAME` (downloads it, or prints the steps); "
           "docs/datasets.md says which URLs and sums are official and which unverified.")

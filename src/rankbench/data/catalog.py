@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rankbench.plugins import Registry
+
 SPLITS = ("train", "vali", "test")
 # LETOR 3.0 names the split files train/vali/test.txt in QueryLevelNorm and
 # trainingset/validationset/testset.txt in Feature-min / Feature-null.
@@ -146,7 +148,10 @@ def _yahoo(k: int, split_queries: dict[str, int], split_docs: dict[str, int],
     )
 
 
-_SPECS: dict[str, DatasetSpec] = {
+# the catalogued (file) data sets, registered like every other plug-in (rankbench.plugins); data
+# sets defined in code register through rankbench.data.registry.register_dataset
+CATALOG: Registry[DatasetSpec] = Registry("catalogued dataset")
+_CATALOGUED: dict[str, DatasetSpec] = {
     "ohsumed": DatasetSpec(
         name="ohsumed", family="letor3", graded=True, n_folds=5, variants=LETOR3_VARIANTS,
         default_variant="QueryLevelNorm", n_features=45, n_levels=3,
@@ -260,9 +265,13 @@ _SPECS: dict[str, DatasetSpec] = {
 }
 
 
+for _name, _spec in _CATALOGUED.items():
+    CATALOG.add(_name, _spec, module=__name__)
+
+
 def list_datasets() -> list[str]:
-    """Names ``load_fold`` accepts."""
-    return list(_SPECS)
+    """Names ``load_fold`` accepts, in the catalogue's order."""
+    return list(CATALOG.items())
 
 
 def dataset_info(name: str) -> dict[str, Any]:
@@ -273,9 +282,10 @@ def dataset_info(name: str) -> dict[str, Any]:
 def dataset_spec(name: str) -> DatasetSpec:
     """The spec registered under ``name`` (case-insensitive); ValueError listing the known names."""
     key = name.lower()
-    if key not in _SPECS:
-        raise ValueError(f"unknown dataset {name!r}; known: {', '.join(_SPECS)}")
-    return _SPECS[key]
+    specs = CATALOG.items()
+    if key not in specs:
+        raise ValueError(f"unknown dataset {name!r}; known: {', '.join(specs)}")
+    return specs[key]
 
 
 def missing_message(spec: DatasetSpec, variant: str | None, base: Path | None, *,

@@ -344,6 +344,11 @@ def catalogue_rows(root: Path | None) -> list[dict[str, str]]:
     rows = []
     for name in list_datasets():
         spec = dataset_spec(name)
+        if spec.family == "sharded":  # not under the data root: a folder the user makes
+            rows.append({"name": name, "status": "made", "where": "dataset.path=...",
+                         "method": "rankbench data shard", "sums": "per shard (manifest.json)",
+                         "source": "your LETOR files (docs/scaling.md)"})
+            continue
         src = dataset_source(name)
         if spec.family == "synthetic":
             status, where = "generated", "-"
