@@ -46,6 +46,12 @@ print(len(mods), third, harness)
 """
 
 
+def _no_path_env() -> dict[str, str]:
+    """The environment without PYTHONPATH (a checkout's src on it would make pip see rankbench
+    installed already) and without RANKBENCH_CONF_DIR."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RANKBENCH_CONF_DIR")}
+
+
 def _probe(modules, packages, third, skip=()) -> str:
     code = _PROBE.format(modules=list(modules), packages=list(packages), third=list(third),
                          harness=list(HARNESS), skip=list(skip))
@@ -74,9 +80,9 @@ def test_the_wheel_runs_a_sweep_and_results_from_another_directory(tmp_path):
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
     install = subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)],
-                             capture_output=True, text=True, timeout=1200)
+                             capture_output=True, text=True, timeout=1200, env=_no_path_env())
     assert install.returncode == 0, install.stderr[-2000:]
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RANKBENCH_CONF_DIR")}
+    env = _no_path_env()
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba")
     where = subprocess.run([str(py), "-c", "import rankbench; print(rankbench.__file__)"],
                            capture_output=True, text=True, cwd=work, env=env, timeout=120)

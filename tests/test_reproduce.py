@@ -99,7 +99,7 @@ def test_quick_reproduce_through_the_joblib_launcher(tmp_path):
     with hydra_context():
         planned = {run_id(s) for n in only
                    for s in plan_experiment(f"quick/{n}", [f"data_root={tmp_path / 'none'}"]).specs}
-    assert planned == set(stored) and len(planned) == 10 + 6
+    assert planned == set(stored) and len(planned) == 12 + 7  # with the hinge optimum and the binary SVM
     # joblib runs jobs in worker processes: more than one process wrote the records
     assert len({r["env"]["pid"] for r in stored.values()}) > 1
 

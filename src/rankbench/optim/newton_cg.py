@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rankbench.optim.accuracy import accuracy_dict, certificate, want_preconditioner
+from rankbench.optim.accuracy import RESOLUTION, accuracy_dict, certificate, want_preconditioner
 from rankbench.optim.history import History, OptimResult
 from rankbench.optim.registry import register_optimizer
 
@@ -250,9 +250,11 @@ def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter:
             t = min(0.5 * t, max(0.1 * t, t_q))
             f_new = oracle.fun(w + t * step)
             n_back += 1
-        if not f_new <= f:
+        if not f_new < f:  # no decrease (an equal f is rounding too: w would creep on, f stuck)
             oracle.fun(w)  # restore the oracle's cache at w
-            converged = decrement <= tol * abs(f) * 10
+            # a decrement within 10 tol of f is the rule's own answer; a tol below what float64
+            # resolves of f can never be met (stop_advice says so)
+            converged = decrement <= tol * abs(f) * 10 and tol >= RESOLUTION
             message = "line search found no decrease (at rounding level)"
             it -= 1
             break
