@@ -36,6 +36,7 @@ def attach_records(plans: dict[str, ExperimentPlan], store) -> dict[str, int]:
         if old is None or (old.get("status") != "ok" and rec.get("status") == "ok"):
             by_id[rec["run_id"]] = rec
     found = missing = 0
+    last = ""  # the latest finish time of a planned run's record: what the report is of
     for plan in plans.values():
         plan.runs = []
         for job in plan.jobs:
@@ -44,11 +45,13 @@ def attach_records(plans: dict[str, ExperimentPlan], store) -> dict[str, int]:
                 plan.runs.append(PlannedRun(spec.to_dict(), job.use, job.use.key, rec))
                 found += rec is not None
                 missing += rec is None
+                if rec is not None:
+                    last = max(last, str((rec.get("env") or {}).get("finished") or ""))
         by_solver: dict[str, set[str]] = {}
         for r in plan.runs:
             by_solver.setdefault(r.spec["solver"], set()).add(r.status)
         plan.pending_solvers = sorted(s for s, st in by_solver.items() if st == {"skipped"})
-    return {"found": found, "missing": missing, "corrupt": len(problems),
+    return {"found": found, "missing": missing, "corrupt": len(problems), "last_finished": last,
             "corrupt_files": [f"{p}: {why}" for p, why in problems]}
 
 
