@@ -26,9 +26,9 @@ def toy():
     yield module
     ORACLES.pop("toy", None)
     sys.modules.pop("toy_oracle", None)
-    from rankbench.estimators import ranksvm
+    from rankbench.objective import readiness
 
-    ranksvm._WARM.difference_update({("toy", False), ("toy", True)})
+    readiness._WARM.difference_update({("toy", False), ("toy", True)})
 
 
 def _data(seed=0, n_queries=30, sparse=False):

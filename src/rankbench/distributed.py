@@ -47,6 +47,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from rankbench.data.partition import shard_queries  # noqa: F401 (re-exported)
 from rankbench.objective.base import check_C, check_problem
 
 # optimizers that touch the oracle only through fun / grad / hess_vec / hess_diag (sgd_queries
@@ -80,36 +81,6 @@ def pairs_per_query(y, query_ptr) -> np.ndarray:
     same = np.bincount(keys // (int(label.max(initial=0)) + 1), weights=counts.astype(np.float64) ** 2,
                        minlength=sizes.shape[0])
     return ((sizes.astype(np.float64) ** 2 - same) // 2).astype(np.int64)
-
-
-def shard_queries(query_ptr, n_shards: int, weights=None) -> np.ndarray:
-    """Query indices 0 = b_0 < b_1 < ... < b_k = n_queries cutting the queries into ``n_shards``
-    contiguous shards of near-equal total ``weights`` (one per query; None = documents): each cut
-    at the query boundary nearest to its share of the total.  Every shard holds at least one
-    query; ValueError when ``n_shards`` exceeds the number of queries (a query is never split: its
-    pairs would cross shards)."""
-    query_ptr = np.asarray(query_ptr, dtype=np.int64)
-    n_queries = query_ptr.shape[0] - 1
-    if isinstance(n_shards, bool) or not isinstance(n_shards, int | np.integer) or n_shards < 1:
-        raise ValueError(f"n_shards must be a positive integer, got {n_shards!r}")
-    n_shards = int(n_shards)
-    if n_shards > n_queries:
-        raise ValueError(f"n_shards={n_shards} exceeds the number of queries ({n_queries}): a query "
-                         "is never split across shards; use at most one shard per query")
-    w = np.diff(query_ptr).astype(np.float64) if weights is None else np.asarray(weights, np.float64)
-    if w.shape != (n_queries,) or np.any(w < 0) or not np.all(np.isfinite(w)):
-        raise ValueError(f"weights must be {n_queries} finite non-negative numbers (one per query)")
-    cum = np.concatenate([[0.0], np.cumsum(w)])  # cum[b] = weight of queries before boundary b
-    bounds = np.zeros(n_shards + 1, dtype=np.int64)
-    bounds[-1] = n_queries
-    for k in range(1, n_shards):
-        target = k * cum[-1] / n_shards
-        b = int(np.searchsorted(cum, target))  # cum[b-1] < target <= cum[b]
-        if b > 0 and target - cum[b - 1] <= cum[b] - target:
-            b -= 1
-        # at least one query in this shard and in each one after it
-        bounds[k] = min(max(b, bounds[k - 1] + 1), n_queries - (n_shards - k))
-    return bounds
 
 
 class ShardError(RuntimeError):
@@ -160,8 +131,8 @@ class ShardWorker:
     def __init__(self, source, oracle: str, C: float, loss, rescaling, delta):
         from threadpoolctl import threadpool_limits
 
-        from rankbench.estimators.ranksvm import warm_up_kernels
         from rankbench.objective import make_oracle
+        from rankbench.objective.readiness import warm_up_kernels
 
         threadpool_limits(limits=1, user_api="blas")  # the vectors are short; no thread wake-ups
         self._threads_from_cpus()
@@ -687,7 +658,7 @@ def fit_sharded(estimator, dataset, n_shards: int | None = None):
     a fit on arrays sets (``extra_["n_shards"]``, ``extra_["sharded_dataset"]``)."""
     from threadpoolctl import threadpool_limits
 
-    from rankbench.estimators.ranksvm import check_representable
+    from rankbench.objective.readiness import check_representable
 
     optimizer, oracle_cls, _ = estimator._resolve()
     if optimizer.name not in SHARDABLE_OPTIMIZERS:

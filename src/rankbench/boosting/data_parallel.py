@@ -127,7 +127,7 @@ def lambdamart_data_parallel(X, y, query_ptr, metric: str = "auc", n_machines: i
     each holding a contiguous, document-balanced part of the queries (module docstring).  Every
     process must return the same model (checked); a process that fails or does not finish within
     ``timeout_s`` is an error (every process is stopped)."""
-    from rankbench.distributed import shard_queries
+    from rankbench.data.partition import shard_queries
 
     X, y, query_ptr = np.asarray(X), np.asarray(y), np.asarray(query_ptr, dtype=np.int64)
     b = shard_queries(query_ptr, n_machines)

@@ -14,7 +14,7 @@ streams LETOR / SVMlight-with-qid files (plain, .gz, .bz2, .xz) into ``out/``::
 Every array is a plain ``.npy`` file, memory-mapped when it is read (``np.load(mmap_mode="r")``),
 so a shard loads in the time it takes to map (and checksum) its files.  Queries keep the order of
 their first appearance in the sources and are cut into contiguous shards of near-equal documents
-(``balance="docs"``) or pairs (``"pairs"``), as ``rankbench.distributed.shard_queries`` balances
+(``balance="docs"``) or pairs (``"pairs"``), as ``rankbench.data.partition.shard_queries`` balances
 in-memory shards.
 
 **Two passes, bounded memory.**  The sources are read twice in blocks of complete lines (the
@@ -466,7 +466,7 @@ def shard_blocks(blocks: Callable[[], Iterable[Block]], out: str | Path, n_shard
     ``sources``: what the manifest records about where the documents came from.  ``out`` is
     written to a temporary folder beside it and renamed when complete; an existing ``out`` is
     an error unless ``overwrite``.  Memory: one block plus O(n_queries). O(total size)."""
-    from rankbench.distributed import shard_queries
+    from rankbench.data.partition import shard_queries
 
     out = Path(out)
     if balance not in BALANCES:
@@ -746,7 +746,7 @@ class ShardedDataset:
     def partition(self, n_groups: int | None = None, balance: str = "docs") -> list[list[int]]:
         """Contiguous groups of shards, near-equal in documents (or pairs), one per actor; None = one
         shard each.  ValueError when asking for more groups than shards."""
-        from rankbench.distributed import shard_queries
+        from rankbench.data.partition import shard_queries
 
         if n_groups is None:
             return [[s] for s in range(self.n_shards)]

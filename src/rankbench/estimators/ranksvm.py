@@ -24,11 +24,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from rankbench.data.ranking_data import RankingData, max_abs
+from rankbench.data.ranking_data import RankingData
 from rankbench.estimators.base import EstimatorBase, RankerMixin, convergence_warning
 from rankbench.estimators.registry import register_solver
 from rankbench.objective import ORACLES, pairs_with_margin
 from rankbench.objective.base import check_C
+from rankbench.objective.readiness import check_representable, warm_up_kernels  # noqa: F401 (API)
 from rankbench.optim.newton_cg import WARM, WarmStart
 from rankbench.optim.registry import (
     check_pairing,
@@ -41,36 +42,6 @@ from rankbench.parallel import numba_threads, resolve_n_jobs
 
 # the kernel PCA map's parameters, deprecated on RankSVM: Pipeline(KernelMap(...), RankSVM())
 KERNEL_PARAMS = ("kernel", "n_components", "gamma")
-
-
-_WARM: set[tuple[str, bool]] = set()  # (oracle, sparse) whose kernels are loaded
-
-
-def warm_up_kernels(oracles: tuple[str, ...] | None = None, sparse: bool | None = None) -> float:
-    """Compile (or load from numba's cache) the kernels of ``oracles`` (None: every registered
-    oracle with numba kernels of its own) by each class's ``warm_up``, dense and, with ``sparse``
-    True (None: the tree oracle only, as CSR), on CSR input; plus ``pairs_with_margin``.  Each
-    (oracle, layout) is warmed once per process; returns the seconds spent.  ``RankSVM.fit``
-    warms its own oracle only, so a first run after a fresh install compiles what it uses, not
-    every oracle."""
-    todo = []
-    names = [n for n, cls in ORACLES.items() if cls.numba_kernels] if oracles is None else oracles
-    for name in names:
-        todo.append((name, False))
-        if sparse or (sparse is None and name == "tree"):
-            todo.append((name, True))
-    todo = [key for key in todo if key not in _WARM]
-    if not todo:
-        return 0.0
-    t = time.perf_counter()
-    for name, is_sparse in todo:
-        ORACLES[name].warm_up(sparse=is_sparse)
-        _WARM.add((name, is_sparse))
-    X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [1.0, 1.0]])
-    pairs_with_margin(np.ones(2), X, np.array([2, 0, 1, 0]), np.array([0, 4], dtype=np.int64))
-    max_abs(X)  # check_representable's, inside the timed part of fit
-    max_abs(sp.csr_matrix(X))
-    return time.perf_counter() - t
 
 
 class RankSVM(RankerMixin, EstimatorBase):
@@ -467,24 +438,6 @@ def check_path_start(optimizer, solver: str, warm_start: bool = True) -> None:
         raise ValueError(f"solver {solver!r}: optimizer {optimizer.name!r} takes no starting "
                          "point, so a path cannot be warm-started; pass warm_start=False for cold "
                          "fits of every C (or use cold per-C runs)")
-
-
-def check_representable(oracle, X=None) -> None:
-    """ValueError when float64 cannot represent the problem: f(0) = C * sum of losses at margin
-    (or the scores' range) overflows, so no objective or gradient of it would be finite.
-    ``X``: the oracle's matrix (None = ``oracle.X``)."""
-    # a sharded oracle reports its shards' max |x| (it holds no X)
-    xmax = getattr(oracle, "max_abs_x", None) if X is None else None
-    if xmax is None:
-        xmax = max_abs(oracle.X if X is None else X)  # no |X| copy
-    f0 = oracle.fun(np.zeros(oracle.n_features))
-    if not np.isfinite(f0):
-        raise ValueError(f"the RankSVM objective overflows float64 at w = 0 (C={oracle.C:g} times "
-                         f"{oracle.n_pairs()} pairs): lower C")
-    # a Newton step multiplies C by |x|^2 in the Hessian; beyond 1e300 nothing is representable
-    if oracle.C * xmax * xmax * max(oracle.n_pairs(), 1) > 1e300:
-        raise ValueError(f"C * max|x|^2 * pairs = {oracle.C:g} * {xmax:.3g}^2 * {oracle.n_pairs()} "
-                         "overflows float64 in the Hessian: scale the features or lower C")
 
 
 def split_params(params: dict) -> tuple[dict, dict | None]:

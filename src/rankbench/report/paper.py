@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from rankbench.report.claims_file import load_claims
+
 # The order papers appear in results/README.md.
 PAPERS = ("chapelle2010", "lee_lin2014", "sculley2009", "welleck2016", "leaderboard")
 
@@ -55,13 +57,6 @@ def _read_values(path: Path) -> list[dict[str, Any]]:
             r["approximate"] = str(r.get("approximate", "")).strip().lower() == "true"
             rows.append(r)
     return rows
-
-
-def load_claims(folder: Path) -> list[dict[str, Any]]:
-    """The paper's claims.csv rows (``report.ledger.load_claims``)."""
-    from rankbench.report.ledger import load_claims as load
-
-    return load(folder)
 
 
 def load_paper(folder: str | Path) -> Paper:
