@@ -125,7 +125,8 @@ def test_tron_on_three_nodes_equals_in_process(cluster, sharded):
     with ShardedOracle.from_dataset(dense, C=0.05, n_shards=3) as sh:
         assert set(_node_names()[n] for n in sh.actor_nodes) == NODES
         res = tron(sh, tol=1e-10)
-    assert res.converged and res.n_iter == ref.n_iter and res.n_cg_iter == ref.n_cg_iter
+    # the shards sum f, g and Hv in another order: CG may stop one step apart at its tolerance
+    assert res.converged and res.n_iter == ref.n_iter and abs(res.n_cg_iter - ref.n_cg_iter) <= 1
     np.testing.assert_allclose(res.w, ref.w, rtol=1e-10, atol=1e-10 * np.abs(ref.w).max())
     m = RankSVM(C=0.05, solver="tron_tree", tol=1e-10).fit(dense)
     np.testing.assert_allclose(m.coef_, ref.w, rtol=1e-10, atol=1e-10 * np.abs(ref.w).max())
@@ -203,7 +204,7 @@ def test_quick_reproduce_through_a_cluster_launcher_stores_the_basic_records(clu
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
         stores[name] = {r["run_id"]: r for r in ResultStore(out / "store").records()}
     basic, other = stores["basic"], stores[launcher]
-    assert set(basic) == set(other) and len(basic) == 16
+    assert set(basic) == set(other) and len(basic) == 12 + 7  # with the hinge optimum and the binary SVM
     for rid, r in basic.items():
         o = other[rid]
         assert o["status"] == r["status"] == "ok"
