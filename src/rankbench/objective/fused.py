@@ -54,24 +54,6 @@ def _row_axpy(dense, Xd, indptr, indices, data, i, g, row):
 
 
 @njit(cache=True, inline="always")
-def query_scores(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e, w, prev,
-                 order, z, gz, diag):
-    """Rows a..e-1 (query q): z = X_q w (rows centred), gz and diag cleared, and the query's score
-    order (seeded by ``prev`` when non-empty)."""
-    if load_refs(q, ref_ptr, ref_cols, ref_vals, s):
-        for i in range(a, e):
-            z[i] = centred_row_dot(dense, Xd, indptr, indices, data, i, w, s)
-        release_refs(q, ref_ptr, ref_cols, s)
-    else:
-        for i in range(a, e):
-            z[i] = _row_dot(dense, Xd, indptr, indices, data, i, w)
-    for i in range(a, e):
-        gz[i] = 0.0
-        diag[i] = 0.0
-    _sort_query(z, a, e, prev, order)
-
-
-@njit(cache=True, inline="always")
 def add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e, g, row):
     """row += X_q^T g_q over rows a..e-1 (query q, rows centred), skipping the rows with g_i = 0."""
     if load_refs(q, ref_ptr, ref_cols, ref_vals, s):
@@ -100,6 +82,18 @@ def query_directions(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_va
             d[i] = _row_dot(dense, Xd, indptr, indices, data, i, v)
     for i in range(a, e):
         gamma[i] = 0.0
+
+
+@njit(cache=True, inline="always")
+def query_scores(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e, w, prev,
+                 order, z, gz, diag):
+    """Rows a..e-1 (query q): z = X_q w (rows centred), gz and diag cleared, and the query's score
+    order (seeded by ``prev`` when non-empty)."""
+    query_directions(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e, w, z,
+                     gz)
+    for i in range(a, e):
+        diag[i] = 0.0
+    _sort_query(z, a, e, prev, order)
 
 
 @njit(cache=True, inline="always")
