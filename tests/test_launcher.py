@@ -63,7 +63,11 @@ def ray_head():
     port = _free_port()
     # RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 makes Ray resolve "this node" to 127.0.0.1, so
     # every Ray process listens on, and talks to, loopback only.
-    env = child_env(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_USAGE_STATS_ENABLED="0")
+    # RAY_AUTH_MODE=disabled (local_cluster.NODE_ENV): with a token in ~/.ray (left by any earlier
+    # `ray start`), the head would turn token authentication on and refuse the launcher's driver
+    from rankbench.local_cluster import NODE_ENV
+
+    env = child_env(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", **NODE_ENV)
     log = open(Path(tmp) / "head.log", "w")  # noqa: SIM115 - closed in teardown
     cmd = [str(ray_exe), "start", "--head", "--block", "--node-ip-address=127.0.0.1",
            f"--port={port}", "--num-cpus=2", "--include-dashboard=false",

@@ -1,10 +1,13 @@
 """``n_jobs`` of the estimators: how many numba threads a fit's kernels use.
 
-``None`` (the default): numba's current thread count, which is every thread
-(``NUMBA_NUM_THREADS``, by default one per core, as LightGBM uses every core by default) unless
-the caller set fewer (``numba.set_num_threads``: the runner's parallel workers and Hydra's
-joblib launcher give each run its share of the cores); ``-1``: every numba thread; a positive
-integer: that many, at most ``NUMBA_NUM_THREADS``.  The kernels split their work into blocks fixed by the data, not by
+``None`` (the default): numba's current thread count (``NUMBA_NUM_THREADS``, by default one per
+core, unless the caller set fewer with ``numba.set_num_threads``: the runner's parallel workers
+and Hydra's joblib launcher give each run its share of the cores), *reduced to the cores no other
+process is using when the fit starts* (``idle_cores``).  A parallel region ends when its slowest
+thread does: on a busy machine a worker thread that shares its core with another process waits
+for a time slice in every region, which made fits 2x to 100x slower than one thread (issue 21;
+bench part ``load``).  ``-1``: every numba thread, loaded or not; a positive integer: that many,
+at most ``NUMBA_NUM_THREADS``.  The kernels split their work into blocks fixed by the data, not by
 the thread count, so a fit gives the same bits with any ``n_jobs``.
 """
 
@@ -20,13 +23,54 @@ def resolve_n_jobs(n_jobs) -> int:
     import numba
 
     top = int(numba.config.NUMBA_NUM_THREADS)
-    if n_jobs is None:  # the caller's count: a runner worker's or a launcher job's share
-        return int(numba.get_num_threads())
+    if n_jobs is None:  # the caller's count (a runner worker's or launcher job's share), less busy cores
+        share = int(numba.get_num_threads())
+        idle = idle_cores() if share > 1 else None
+        return share if idle is None else max(1, min(share, idle))
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, Integral) or n_jobs == 0 or n_jobs < -1:
         raise ValueError(f"n_jobs must be None, -1 (every core) or a positive integer, got {n_jobs!r}")
     if n_jobs == -1:
         return top
     return max(1, min(int(n_jobs), top))
+
+
+def _running_threads(task_dir: str) -> int:
+    """Threads of one process in state R (running or runnable), from ``<task_dir>/*/stat``."""
+    n = 0
+    try:
+        tids = os.listdir(task_dir)
+    except OSError:
+        return 0
+    for tid in tids:
+        try:
+            with open(f"{task_dir}/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # the thread ended meanwhile
+            continue
+        if stat[stat.rfind(b")") + 2:stat.rfind(b")") + 3] == b"R":
+            n += 1
+    return n
+
+
+def idle_cores(proc: str = "/proc") -> int | None:
+    """Cores this process may use that no other process is running on right now: the CPUs of its
+    affinity mask minus the runnable tasks of other processes (``procs_running`` of
+    ``/proc/stat``, less this process's own running threads).  None where /proc is absent.
+    An instant reading (~0.1 ms), taken when a fit starts: a busy loop or another fit counts,
+    a process sleeping on I/O does not."""
+    try:
+        with open(f"{proc}/stat", "rb") as f:
+            for line in f:
+                if line.startswith(b"procs_running"):
+                    running = int(line.split()[1])
+                    break
+            else:
+                return None
+    except (OSError, ValueError):
+        return None
+    others = max(0, running - max(1, _running_threads(f"{proc}/self/task")))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(0, cores - others)
 
 
 @contextmanager

@@ -29,7 +29,8 @@ class FitReport:
     ``extra``: solver facts for the record (pairs, shards, the loss evaluated ...);
     ``cpu_time``: process CPU seconds of the fit proper when the estimator measures them itself
     (one C of a path; None: the harness's measure minus ``compile_time``); ``train_extra``:
-    more facts for the record's ``train`` block (a warm-started path's start and total time).
+    more facts for the record's ``train`` block (a warm-started path's start and total time; the
+    numba threads the fit ran on, ``threads``, which ``n_jobs=None`` chooses when the fit starts).
     """
 
     fit_time: float | None = None
@@ -71,4 +72,5 @@ def report_of(est: Any) -> FitReport:
                      wall_total=get("wall_total_s_"), n_iter=get("n_iter_"),
                      n_cg_iter=get("n_cg_iter_"), objective=get("objective_"),
                      converged=get("converged_"), convergence=get("convergence_"),
-                     history=list(get("history_") or []), extra=dict(get("extra_") or {}))
+                     history=list(get("history_") or []), extra=dict(get("extra_") or {}),
+                     train_extra={} if get("n_threads_") is None else {"threads": int(get("n_threads_"))})

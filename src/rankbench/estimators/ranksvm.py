@@ -167,10 +167,13 @@ class RankSVM(RankerMixin, EstimatorBase):
                           "be removed in 0.3: use Pipeline([('map', KernelMap(kernel=..., "
                           "n_components=..., gamma=...)), ('rank', RankSVM())])", FutureWarning,
                           stacklevel=2)
-        data = RankingData.from_arrays(X, y, qid)
-        self.compile_time_ = warm_up_kernels((oracle_cls.name,),
-                                             sparse=sp.issparse(data.X) and self.kernel is None)
-        return self._fit_data(data, optimizer, oracle_cls)
+        # one thread count for the whole fit (grouping, oracle, optimizer): n_jobs=None takes the
+        # cores idle now, so no kernel of this fit waits for a core another process holds
+        with numba_threads(self.n_jobs):
+            data = RankingData.from_arrays(X, y, qid)
+            self.compile_time_ = warm_up_kernels((oracle_cls.name,),
+                                                 sparse=sp.issparse(data.X) and self.kernel is None)
+            return self._fit_data(data, optimizer, oracle_cls)
 
     def _optimizer_kwargs(self, optimizer) -> dict:
         """Keyword arguments of ``optimizer.function`` from the estimator's parameters."""
@@ -191,7 +194,13 @@ class RankSVM(RankerMixin, EstimatorBase):
         ``shared`` (a dict, or None): what fits of the same data reuse, the oracle's label ranks
         (``shared["levels"]``, a ``QueryLevels``) and threadpoolctl's ``ThreadpoolController``
         (``shared["blas"]``), set by the first fit that gets the dict;
-        ``fit_time_`` counts the kernel map, the oracle's construction and the optimizer run."""
+        ``fit_time_`` counts the kernel map, the oracle's construction and the optimizer run;
+        ``n_threads_`` is the numba threads they ran on (``n_jobs``, resolved when the fit starts)."""
+        with numba_threads(self.n_jobs) as n_threads:
+            self.n_threads_ = n_threads
+            return self._fit_data_threads(data, optimizer, oracle_cls, w0, warm, shared)
+
+    def _fit_data_threads(self, data, optimizer, oracle_cls, w0, warm, shared):
         t0 = time.perf_counter()
         Xt = data.X
         self.kernel_map_ = None
@@ -230,7 +239,7 @@ class RankSVM(RankerMixin, EstimatorBase):
                 if "blas" not in shared:
                     shared["blas"] = ThreadpoolController()
                 one_blas_thread = shared["blas"].limit(limits=1, user_api="blas")
-            with one_blas_thread, numba_threads(self.n_jobs):
+            with one_blas_thread:
                 res = optimizer.function(oracle, **kwargs)
             self.fit_time_ = time.perf_counter() - t0
             self._finish(res, oracle, data, Xt, optimizer.name)
@@ -394,8 +403,9 @@ def ranksvm_path(X, y, qid=None, Cs=None, *, group=None, warm_start: bool = True
     optimizer, oracle_cls, _ = proto._resolve()
     check_path_start(optimizer, proto.solver, warm_start)
     X, y, qid = proto._fit_inputs(X, y, qid, group)
-    data = RankingData.from_arrays(X, y, qid)
-    compile_time = warm_up_kernels((oracle_cls.name,), sparse=sp.issparse(data.X))
+    with numba_threads(proto.n_jobs):  # each C's fit resolves n_jobs again when it starts
+        data = RankingData.from_arrays(X, y, qid)
+        compile_time = warm_up_kernels((oracle_cls.name,), sparse=sp.issparse(data.X))
     models: list[RankSVM] = []
     cpu = []
     w = None
@@ -512,7 +522,8 @@ def _fit_path(name: str, default_loss: str, params: dict, Cs, X, y, qid):
     for k, m in enumerate(path.models):
         # each C's own (incremental) time on the path
         report = replace(m.fit_report(), wall_total=m.fit_time_, cpu_time=float(path.cpu_time[k]),
-                         train_extra={"warm_start": True, "path_wall_s": wall,
+                         train_extra={**m.fit_report().train_extra, "warm_start": True,
+                                      "path_wall_s": wall,
                                       "warm_start_from_C": float(path.Cs[k - 1]) if k else None})
         out.append((m, report))
     return out
