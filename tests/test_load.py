@@ -123,3 +123,18 @@ def test_a_small_fit_beside_a_process_with_spinning_threads_is_within_3x_of_one_
     finally:
         _stop(comps)
     assert np.median(default) <= 3 * np.median(serial), (default, serial)
+
+
+def test_records_say_how_busy_the_machine_was():
+    from rankbench.record import env_block
+    from rankbench.sysinfo import machine_load
+
+    procs = _busy(1)
+    try:
+        time.sleep(0.3)
+        load = machine_load()
+    finally:
+        _stop(procs)
+    assert load["busy_cores"] >= 1 and load["load_1min"] >= 0
+    env = env_block("2026-01-01T00:00:00+00:00", 1, load)
+    assert env["load"]["start"] == load and set(env["load"]["finish"]) == {"load_1min", "busy_cores"}

@@ -12,7 +12,7 @@ import numpy as np
 from rankbench.estimators.fit_report import FitReport
 from rankbench.spec import RunSpec
 from rankbench.store import encode_scores, to_jsonable
-from rankbench.sysinfo import PeakMemory, git_commit, library_versions, machine_info, now
+from rankbench.sysinfo import PeakMemory, git_commit, library_versions, machine_info, machine_load, now
 
 # Per-query test values kept in every record (paired significance tests after the fact;
 # P@k micro and macro for every k: Welleck's Fig. 2 claim is tested per k).
@@ -130,13 +130,15 @@ def score_into(record: dict[str, Any], est: Any, rep: FitReport, data: dict[str,
     record["extra"].update(to_jsonable(rep.extra))
 
 
-def env_block(started: str, pid: int | None) -> dict[str, Any]:
+def env_block(started: str, pid: int | None, load_start: dict | None = None) -> dict[str, Any]:
     import numba
 
-    # numba_threads: the kernels' thread count during the run (a timing means little without it)
+    # numba_threads: the kernels' thread cap during the run (a timing means little without it;
+    # train.threads is what a fit took); load: how busy the machine was at the start and finish
     return {"versions": library_versions(), "git_commit": git_commit(), "machine": machine_info(),
             "pid": pid, "argv": list(sys.argv), "started": started, "finished": now(),
-            "numba_threads": int(numba.get_num_threads())}
+            "numba_threads": int(numba.get_num_threads()),
+            "load": {"start": load_start, "finish": machine_load()}}
 
 
 def empty_record(spec: RunSpec, status: str = "ok", error: str | None = None) -> dict[str, Any]:

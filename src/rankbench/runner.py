@@ -35,7 +35,7 @@ from rankbench.record import (
 )
 from rankbench.spec import RunSpec
 from rankbench.store import ResultStore, stored_ok, to_jsonable
-from rankbench.sysinfo import PeakMemory, now
+from rankbench.sysinfo import PeakMemory, machine_load, now
 
 log = logging.getLogger(__name__)
 # seconds an overrunning isolated run gets to unwind after SIGTERM before SIGKILL
@@ -150,7 +150,7 @@ def run_unit(spec: RunSpec | dict[str, Any]) -> list[dict[str, Any]]:
     can be recomputed later.  Never raises on a failed run (the records say why).
     """
     members = RunSpec.from_dict(spec).path_members()
-    started = now()
+    started, load_start = now(), machine_load()
     records = [empty_record(m) for m in members]
     try:
         data = _load_data(members[0], records[0])
@@ -174,7 +174,7 @@ def run_unit(spec: RunSpec | dict[str, Any]) -> list[dict[str, Any]]:
         log.warning("run %s (%s fold %s %s %s) failed: %s", records[0]["run_id"][:10], s.dataset,
                     s.fold, s.solver, s.params, exc)
     for rec in records:
-        rec["env"] = env_block(started, os.getpid())
+        rec["env"] = env_block(started, os.getpid(), load_start)
     return [to_jsonable(r) for r in records]
 
 
