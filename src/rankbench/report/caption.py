@@ -61,6 +61,32 @@ def environment_summary(runs: list[PlannedRun]) -> str:
     return f"machine: {m}. commit: {c}" + (f". versions: {libs}" if libs else "")
 
 
+def load_summary(runs: list[PlannedRun]) -> str:
+    """Whether the machine was busy while the runs used were timed: the runs with another process
+    running when they started or finished (``env.load.*.busy_cores``) and the highest 1-minute
+    load average recorded (which counts the run itself)."""
+    recorded = busy = 0
+    most_cores, top_load = 0, 0.0
+    for r in runs:
+        load = (r.record.get("env") or {}).get("load") if r.ok else None
+        if not isinstance(load, dict):
+            continue
+        recorded += 1
+        ends = [v for v in (load.get("start"), load.get("finish")) if isinstance(v, dict)]
+        cores = max((int(v.get("busy_cores") or 0) for v in ends), default=0)
+        most_cores = max(most_cores, cores)
+        busy += cores > 0
+        top_load = max([top_load] + [float(v["load_1min"]) for v in ends
+                                     if v.get("load_1min") is not None])
+    if not recorded:
+        return "Load: not recorded by these runs"
+    head = (f"Load: idle machine, no other process running when any of the {recorded} runs "
+            f"started or finished" if not busy else
+            f"Load: LOADED machine, other processes running on up to {most_cores} core(s) when "
+            f"{busy} of the {recorded} runs started or finished (their times include that)")
+    return head + f"; 1-minute load average up to {top_load:.2f}, the runs themselves included"
+
+
 def build_caption(ctx: RenderContext, runs: list[PlannedRun], extra: list[str] | None = None) -> str:
     """The standard caption: source, data (with substitutions), folds, params, environment."""
     lines = [f"Source: {ctx.paper.citation}."]
@@ -102,5 +128,6 @@ def build_caption(ctx: RenderContext, runs: list[PlannedRun], extra: list[str] |
     if ctx.quick:
         lines.append("QUICK MODE: reduced grids on small synthetic data; not comparable to the paper.")
     lines.append(environment_summary(runs) + ".")
+    lines.append(load_summary(runs) + ".")
     lines.extend(extra or [])
     return "\n".join(lines)
