@@ -138,3 +138,45 @@ def test_records_say_how_busy_the_machine_was():
     assert load["busy_cores"] >= 1 and load["load_1min"] >= 0
     env = env_block("2026-01-01T00:00:00+00:00", 1, load)
     assert env["load"]["start"] == load and set(env["load"]["finish"]) == {"load_1min", "busy_cores"}
+
+
+def _run_with_load(start, finish, status="ok"):
+    from rankbench.report.records import PlannedRun
+
+    env = {} if start is None else {"load": {"start": start, "finish": finish}}
+    return PlannedRun(spec={}, resolution=None, dataset_key="x",
+                      record={"status": status, "env": env})
+
+
+def test_captions_say_whether_the_machine_was_loaded():
+    from rankbench.report.caption import load_summary
+
+    idle = {"load_1min": 1.02, "busy_cores": 0}
+    busy = {"load_1min": 2.5, "busy_cores": 1}
+    text = load_summary([_run_with_load(idle, idle), _run_with_load(idle, idle)])
+    assert text.startswith("Load: idle machine") and "2 runs" in text and "1.02" in text
+    text = load_summary([_run_with_load(idle, idle), _run_with_load(idle, busy),
+                         _run_with_load(busy, busy, status="failed")])  # a failed run: not used
+    assert "LOADED" in text and "1 of the 2 runs" in text and "up to 1 core" in text
+    assert "2.50" in text
+    assert load_summary([_run_with_load(None, None)]) == "Load: not recorded by these runs"
+
+
+def test_load_bench_counts_pairs_and_keeps_the_minimum():
+    from rankbench.bench import PARTS
+    from rankbench.bench import load as bench_load
+
+    assert "load" in PARTS.names()
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 200)
+    qid = np.sort(rng.integers(0, 9, 200))
+    brute = sum(int(y[i] != y[j]) for i in range(200) for j in range(i + 1, 200) if qid[i] == qid[j])
+    assert bench_load._n_pairs(y, qid) == brute
+    acc: dict = {}
+    bench_load._merge_min(acc, {"p": {"tron_tree": {"default": 2.0, "n_jobs=1": 3.0}}})
+    bench_load._merge_min(acc, {"p": {"tron_tree": {"default": 2.5, "n_jobs=1": 1.0}}})
+    assert acc == {"p": {"tron_tree": {"default": 2.0, "n_jobs=1": 1.0}}}
+    row = bench_load._target("x", 1.3, "serial", 1.0, 1.25)
+    assert row["ratio"] == pytest.approx(1.3) and not row["met"]
+    row = bench_load._target("y", 1.0, "2 threads", 0.5, 1.6, higher_is_better=True)
+    assert row["ratio"] == 2.0 and row["met"]
