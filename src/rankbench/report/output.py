@@ -49,11 +49,29 @@ def markdown_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     return "\n".join([head, sep, *body])
 
 
+def stand_in_title(ctx: RenderContext) -> str:
+    """The artefact's title, naming any stand-in data its experiments ran on
+    ('...: RCV1 E311 [stand-in data: synthetic stand-in for RCV1 E311]'), so a table or figure
+    never shows a stand-in's numbers under the absent data set's name alone."""
+    from rankbench.report.labels import data_title
+
+    seen: list[str] = []
+    for tag in ctx.artefact.experiments:
+        plan = ctx.plans.get(tag)
+        for res in (plan.resolutions.values() if plan is not None else ()):
+            if res.present and getattr(res, "substitution", None):
+                t = data_title(res)
+                if t not in seen:
+                    seen.append(t)
+    title = ctx.artefact.title
+    return f"{title} [stand-in data: {'; '.join(seen)}]" if seen else title
+
+
 def write_table(ctx: RenderContext, rows: list[dict[str, Any]], columns: list[str],
                 caption: str, notes: list[str] | None = None) -> list[Path]:
     """Write ``<id>.md`` (title, table, caption) and ``<id>.csv`` (full precision)."""
     md = ctx.path(".md")
-    parts = [f"# {ctx.artefact.title}", "", markdown_table(rows, columns), ""]
+    parts = [f"# {stand_in_title(ctx)}", "", markdown_table(rows, columns), ""]
     if notes:
         parts += [f"- {n}" for n in notes] + [""]
     parts += ["```text", caption, "```", ""]
@@ -134,7 +152,7 @@ def write_figure(ctx: RenderContext, fig, caption: str, data_rows: list[dict[str
     notes = list(notes or [])
     png, pdf, md = ctx.path(".png"), ctx.path(".pdf"), ctx.path(".md")
     files = [md]
-    parts = [f"# {ctx.artefact.title}", ""]
+    parts = [f"# {stand_in_title(ctx)}", ""]
     if fig is not None:
         for ax in fig.axes:  # minor tick labels on short log ranges overlap ("3x10^0 4x10^0")
             for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):

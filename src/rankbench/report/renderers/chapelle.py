@@ -482,14 +482,18 @@ def letor_ohsumed_figure(ctx: RenderContext) -> Artefact:
     def folds_of(runs):
         return {r.spec["fold"]: value(r.record, "test.ndcg@10") for r in runs}
 
+    def dagger(runs) -> str:  # a measured row from a solver that stopped short says so in its label
+        bad = not_converged(runs)
+        return f" † not converged on {len(bad)} of {len(runs)} folds" if bad else ""
+
     if ours:
         rows.append({"panel": "paper", "method": f"RankSVM, ours ({solver_label(ours_solver)}; C per "
-                     f"fold {_c_list(ours)})", "source": "measured", "folds": len(ours),
+                     f"fold {_c_list(ours)}){dagger(ours)}", "source": "measured", "folds": len(ours),
                      "ndcg@10": mean_of(ours, "test.ndcg@10"), "per_fold": folds_of(ours)})
     if peer:
         part = "" if len(peer) == len(peer_planned) else f", {len(peer)} of {len(peer_planned)} folds"
         rows.append({"panel": "paper", "method": f"SVMLight# measured here (SVM-light -# 5000; C per "
-                     f"fold {_c_list(peer)}{part})", "source": "measured (peer)", "folds": len(peer),
+                     f"fold {_c_list(peer)}{part}){dagger(peer)}", "source": "measured (peer)", "folds": len(peer),
                      "ndcg@10": mean_of(peer, "test.ndcg@10") if len(peer) == len(peer_planned) else None,
                      "per_fold": folds_of(peer)})
     else:

@@ -148,8 +148,8 @@ def objective_of(solver: str, runs) -> str:
 def rank_rows(rows: list[dict], chosen: dict, ds: str, grids: dict[str, int]) -> None:
     """Order ``rows`` in place and give each its rank: converged rows by test NDCG@10, exact
     solvers of one objective together under one rank (ordered by the member with the widest
-    grid, ``grids``: solver -> number of parameter sets); rows whose selected runs did not
-    converge last, ranked 'n.c.'."""
+    grid, ``grids``: solver -> number of parameter sets), equal scores under one rank; rows whose
+    selected runs did not converge last, ranked 'n.c.'."""
     from rankbench.report.records import not_converged
 
     for r in rows:
@@ -164,10 +164,14 @@ def rank_rows(rows: list[dict], chosen: dict, ds: str, grids: dict[str, int]) ->
             for k, v in groups.items()}
     order = sorted(groups, key=lambda k: -(lead[k].get("test ndcg@10") or -1.0))
     out = []
+    rank, last = 0, None
     for i, k in enumerate(order, start=1):
+        score = lead[k].get("test ndcg@10")
+        if score is None or score != last:  # equal scores share a rank (1, 2, 2, 4)
+            rank, last = i, score
         members = sorted(groups[k], key=lambda r: (r is not lead[k], -(r.get("test ndcg@10") or -1.0)))
         for r in members:
-            r["rank"] = i
+            r["rank"] = rank
         out += members
     late = sorted((r for r in rows if r["_nc"]), key=lambda r: -(r.get("test ndcg@10") or -1.0))
     for r in late:

@@ -179,7 +179,8 @@ def cg_convergence_figure(ctx: RenderContext) -> Artefact:
                     continue
                 conv = (run.record.get("train") or {}).get("converged")
                 _plot_relative(ax_c, [p["elapsed"] for p in pts], [p["rel"] for p in pts], floor, dict(
-                    color=colors[solver], linestyle="--", markerfacecolor="none",
+                    color=colors[solver], linestyle="--",
+                    **({"markerfacecolor": "none"} if conv is False else {}),  # hollow: not converged
                     label=f"{solver_label(solver)}, C = {common_C:g} (common C)"
                           + (" (not converged)" if conv is False else "")))
                 n_it = value(run.record, "train.n_cg_iter" if solver.startswith("tron") else "train.n_iter")
@@ -214,7 +215,7 @@ def cg_convergence_figure(ctx: RenderContext) -> Artefact:
         "seconds. The last panel puts both at one common C.",
         "Values at or below the dotted line (the plotted solvers' own tolerance) are drawn on it: "
         "below it the curves measure rounding, not progress. Hollow markers: a run that stopped "
-        "at its iteration cap (not converged).",
+        "at its iteration cap (not converged); dashed lines, the common-C panel.",
         f"Dashed black line: Tree-TRON's iterate at the default stopping rule ||g|| <= "
         f"{DEFAULT_TRON_EPS:g} ||g0||. The supplement's Fig. (II) gives no numbers: nothing to "
         "mark from the paper.",

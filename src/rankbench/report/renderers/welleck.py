@@ -88,15 +88,18 @@ def selected_metric_table(ctx: RenderContext) -> Artefact:
         t = tests.get(row.pop("_key", None))
         if t:
             row["p (paired, queries)"], row["p holm"] = t["p"], t["p_adjusted"]
+    mauc_note = ("One reading of MAUC throughout (model selection, Tables 1 and 3): mauc_pooled, "
+                 "the MAUC of each fold's whole test set as one ranking, mean over folds (no "
+                 "per-query values: its test is over folds, in the claims ledger). That reading is "
+                 "our inference: the paper says only that its value is 'the average MAUC across "
+                 "all dataset folds', and its Table 1 numbers sit near this reading. Beside it, "
+                 "mauc: the mean over test queries of each query's MAUC (the per-list reading of "
+                 "Theorem 4.1). ")
+    # the MAUC reading is said only where a MAUC is shown (this renderer also draws AUC tables)
+    shown_mauc = any("mauc" in m for m in metrics) or "mauc" in select_on
     notes = [f"Per fold, the hyper-parameters with the best {select_on} are chosen; the table "
              "shows the mean over folds of the chosen models' test values.",
-             "One reading of MAUC throughout (model selection, Tables 1 and 3): mauc_pooled, the "
-             "MAUC of each fold's whole test set as one ranking, mean over folds (no per-query "
-             "values: its test is over folds, in the claims ledger). That reading is our "
-             "inference: the paper says only that its value is 'the average MAUC across all "
-             "dataset folds', and its Table 1 numbers sit near this reading. Beside it, mauc: "
-             "the mean over test queries of each query's MAUC (the per-list reading of Theorem "
-             "4.1). AUC: mean over test queries. "
+             (mauc_note if shown_mauc else "") + "AUC: mean over test queries. "
              "p: paired randomization test over all test queries of the per-query values the "
              "records keep (NDCG@10, MAP, AUC, MAUC); p holm: Holm-Bonferroni corrected over "
              "this table's comparisons.",
