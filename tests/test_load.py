@@ -16,8 +16,7 @@ import numba
 import numpy as np
 import pytest
 
-from rankbench import RankSVM
-from rankbench import parallel
+from rankbench import RankSVM, parallel
 from rankbench.data.synthetic import make_letor_like
 from rankbench.parallel import idle_cores, resolve_n_jobs
 

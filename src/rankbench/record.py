@@ -12,7 +12,14 @@ import numpy as np
 from rankbench.estimators.fit_report import FitReport
 from rankbench.spec import RunSpec
 from rankbench.store import encode_scores, to_jsonable
-from rankbench.sysinfo import PeakMemory, git_commit, library_versions, machine_info, machine_load, now
+from rankbench.sysinfo import (
+    PeakMemory,
+    git_commit,
+    library_versions,
+    machine_info,
+    machine_load,
+    now,
+)
 
 # Per-query test values kept in every record (paired significance tests after the fact;
 # P@k micro and macro for every k: Welleck's Fig. 2 claim is tested per k).

@@ -111,7 +111,7 @@ def worker(quick: bool, with_n_jobs: bool) -> dict:
         for fit, make in _fits(X, y, qid, C, n_pairs):
             variants = [("default", None)] + ([("n_jobs=1", 1)] if with_n_jobs else [])
             times: dict = {}
-            for label, n in variants:
+            for _label, n in variants:
                 make(n).fit(X, y, qid=qid)  # compiled, caches warm
             for _ in range(repeats):  # variants interleaved: they see the same load
                 for label, n in variants:
