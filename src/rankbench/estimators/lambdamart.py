@@ -433,23 +433,20 @@ class LambdaMART(_TreeParams):
         eval_set); ``group`` (query sizes) instead of ``qid``; eval_set as ``_eval_data`` reads it."""
         X, y, qid = self._fit_inputs(X, y, qid, group)
         eval_set = _eval_data(eval_set, eval_group, eval_qid)
-        import numba
 
         from rankbench.boosting.lightgbm_hook import LambdaObjective
 
         self._check_params()
         self.compile_time_ = _compile_seconds()
-        data = _ranking_data(X, y, qid, "fit")
-        _check_has_pairs(data)
-        objective = LambdaObjective(data.y, data.query_ptr, self.metric, self.ndcg_at, self.sigma,
-                                    self.norm, self.mauc_delta, self.ndcg_delta)
-        threads = numba.get_num_threads()
-        numba.set_num_threads(min(int(self.n_jobs), numba.config.NUMBA_NUM_THREADS))
-        try:
+        from rankbench.parallel import numba_threads
+
+        with numba_threads(int(self.n_jobs)):  # the grouping too: n_jobs threads for the whole fit
+            data = _ranking_data(X, y, qid, "fit")
+            _check_has_pairs(data)
+            objective = LambdaObjective(data.y, data.query_ptr, self.metric, self.ndcg_at,
+                                        self.sigma, self.norm, self.mauc_delta, self.ndcg_delta)
             self._train(objective, {}, data, None, None, eval_set, self.metric,
                         recorder_objective=objective)
-        finally:
-            numba.set_num_threads(threads)
         self.gradient_time_ = objective.seconds
         return self
 

@@ -173,6 +173,13 @@ class SPDRanker(RankerMixin, EstimatorBase):
     def fit(self, X: Any, y: Any, qid: Any = None, eval_set: tuple | None = None,
             group: Any = None) -> SPDRanker:
         """Train on (X, y, qid); ``eval_set`` = (X, y, qid) overrides the constructor's; ``group`` (query sizes) instead of ``qid``."""
+        from rankbench.parallel import numba_threads
+
+        # the steps are serial; the grouping and index kernels take the cores idle now
+        with numba_threads(None):
+            return self._fit(X, y, qid, eval_set, group)
+
+    def _fit(self, X, y, qid, eval_set, group) -> SPDRanker:
         X, y, qid = self._fit_inputs(X, y, qid, group)
         learner, lam, n_iter, sampler, C, checkpoints = self._checked_params()
         # Canonical row order: the same rows in any order give the same model.
