@@ -194,6 +194,20 @@ def test_published_only_rules_read_the_transcribed_letor_tables():
     assert v.status == "not reproduced" and "ranks 4 of 4" in v.measured
 
 
+def test_an_absent_program_names_a_solver_only_when_the_claim_gives_one():
+    paper = Paper("sculley2009", "Sculley", None, EXPERIMENTS / "sculley2009", [], [])
+    rule = CLAIM_RULES.get("needs_program")
+    cx = ClaimContext(paper, {"id": "x"}, {})
+    v = rule(cx, program="a cross-product feature map (x -> x x^T) for SPD")
+    assert v.status == "not testable here"
+    assert v.why == ("a cross-product feature map (x -> x x^T) for SPD is not available here: "
+                     "neither rankbench nor any of the peer programs implements it")
+    v = rule(cx, program="SVM-perf (Joachims' svm_perf)", solver="svm_perf")
+    assert v.status == "not testable here" and "no solver 'svm_perf' registered" in v.why
+    v = rule(cx, program="PRSVM", solver="prsvm")  # registered: the claim waits for a config
+    assert v.status == "pending" and "solver prsvm exists" in v.why
+
+
 # ------------------------------------------------------------------ the discussion from the ledger
 def test_the_discussion_states_every_claim_that_does_not_hold_with_its_numbers(tmp_path):
     from rankbench.report.discussion import fill

@@ -314,15 +314,21 @@ def published_value(cx: ClaimContext, value: dict, algorithm: str, dataset: str,
 @CLAIM_RULES.register()
 def needs_program(cx: ClaimContext, program: str, solver: str | None = None) -> Verdict:
     """A claim about a program rankbench does not have: not testable here while no solver of
-    that name is registered; pending once one is (an experiment config must then run it)."""
+    that name is registered; pending once one is (an experiment config must then run it).
+    Without ``solver`` the claim is about a variant no solver could be named for (a feature
+    map, a sampler): the verdict says in words that neither rankbench nor a peer has it."""
     from rankbench.estimators.registry import solver_names
 
     if solver and solver in solver_names():
         return Verdict("pending", why=f"solver {solver} exists, but no experiment config of this "
                                       "claim runs it yet")
+    if solver:
+        return Verdict("not testable here",
+                       why=f"{program} is not available here (no solver {solver!r} registered, "
+                           "not among the peer programs)")
     return Verdict("not testable here",
-                   why=f"{program} is not available here (no solver {solver or program!r} "
-                       "registered, not among the peer programs)")
+                   why=f"{program} is not available here: neither rankbench nor any of the peer "
+                       "programs implements it")
 
 
 @CLAIM_RULES.register()
