@@ -213,20 +213,87 @@ def test_the_discussion_states_every_claim_that_does_not_hold_with_its_numbers(t
     from rankbench.report.discussion import fill
 
     (tmp_path / "p").mkdir()
-    cols = ["id", "section", "claim", "verdict", "measured", "test", "why", "records", "rule", "run_ids"]
-    rows = [["C1", "Table 3", "A beats B", "not reproduced", "A 0.41 vs B 0.43", "p = 0.01", "", "", "r", ""],
-            ["C2", "Sect. 2", "B is fast", "reproduced", "3 times", "", "", "", "r", ""],
-            ["C3", "Table 3", "X", "not testable here", "", "", "TD2004 not present", "", "r", ""],
-            ["C4", "Table 3", "Y", "not testable here", "", "", "TD2004 not present", "", "r", ""]]
+    cols = ["id", "section", "claim", "verdict", "measured", "test", "why", "records", "rule", "run_ids",
+            "held", "not_held_on_stand_in"]
+    rows = [["C1", "Table 3", "A beats B", "not reproduced", "A 0.41 vs B 0.43", "p = 0.01", "", "", "r", "",
+             "no", ""],
+            ["C2", "Sect. 2", "B is fast", "reproduced", "3 times", "", "", "", "r", "", "yes", ""],
+            ["C3", "Table 3", "X", "not testable here", "", "", "TD2004 not present", "", "r", "", "", ""],
+            ["C4", "Table 3", "Y", "not testable here", "", "", "TD2004 not present", "", "r", "", "", ""],
+            ["C5", "Fig. 3", "Z is n^2", "stand-in", "n^2.4", "", "RCV1 absent: stand-in", "", "r", "",
+             "yes", ""],
+            ["C6", "Fig. 3", "Z and W alike", "stand-in", "n^4.0 vs n^1.3", "exponents within 0.3",
+             "RCV1 absent: stand-in", "", "r", "", "no", "n^4.0 vs n^1.3"],
+            ["C7", "Sect. 5", "R beats S", "not reproduced", "MQ2008: +0.01; RCV1: -0.02", "", "", "", "r",
+             "", "no", "RCV1: -0.02"]]
     with (tmp_path / "p" / "p_claims.csv").open("w", newline="") as fh:
         csv.writer(fh).writerows([cols, *rows])
     text, problems = fill("{{ claims p }}", tmp_path)
     assert problems == []
-    assert "4 claims, 1 reproduced, 1 not reproduced, 0 stand-in, 2 not testable here, 0 pending" in text
+    assert "7 claims, 1 reproduced, 2 not reproduced, 2 stand-in, 2 not testable here, 0 pending" in text
     assert "**C1** (Table 3) A beats B. Measured: A 0.41 vs B 0.43. Test: p = 0.01." in text
     assert "Not testable here: C3, C4 (TD2004 not present)." in text and "C2" not in text
+    # a stand-in whose effect failed there is stated with its numbers, not by id only
+    assert ("- **C6** (Fig. 3) Z and W alike. Measured: n^4.0 vs n^1.3. Test: exponents within 0.3. "
+            "Stand-in: RCV1 absent: stand-in.") in text
+    assert ("- **C7** (Sect. 5) R beats S, its stand-in part (verdict of the whole claim: not "
+            "reproduced). Measured: RCV1: -0.02.") in text
+    assert "On a stand-in for absent data (holding there, or only reported): C5 (RCV1 absent" in text
+    assert "C5" not in text.split("Does not hold on the stand-in")[1].split("On a stand-in")[0]
     _, problems = fill("{{ claims nope }}", tmp_path)
     assert "no ledger" in problems[0]
+    # a ledger written before the held columns existed is refused, naming the file
+    with (tmp_path / "p" / "p_claims.csv").open("w", newline="") as fh:
+        csv.writer(fh).writerows([cols[:-2], *(r[:-2] for r in rows)])
+    _, problems = fill("{{ claims p }}", tmp_path)
+    assert "p_claims.csv:1: no column(s) ['held', 'not_held_on_stand_in']" in problems[0]
+
+
+def test_a_stand_in_verdict_keeps_whether_the_effect_held_through_the_ledger(tmp_path):
+    """conclude records held / not held; merge keeps each failed stand-in part with its name;
+    the ledger CSV carries both, and the discussion states a failed stand-in with its numbers."""
+    from rankbench.report.claim_rules._common import merge
+    from rankbench.report.discussion import fill
+    from rankbench.report.ledger import Verdict, write_ledger
+
+    args = {"a": {"exp": "toy/x", "solver": "a", "dataset": "ohsumed"},
+            "b": {"exp": "toy/x", "solver": "b", "dataset": "ohsumed"}, "expect": "higher"}
+    paper = _claim("paired_comparison", args)
+    verdicts = {}
+    for lift in (0.05, -0.05):
+        runs = [_run("b", f + 1, _record(f + 1, BASE[f])) for f in range(5)]
+        runs += [_run("a", f + 1, _record(f + 1, BASE[f] + lift + RNG.normal(0, 0.01, 30)))
+                 for f in range(5)]
+        plans = {"toy/x": _plan("toy/x", runs, substitution="synthetic stand-in")}
+        (res,) = evaluate(paper, plans)
+        verdicts[lift] = res
+    held, failed = verdicts[0.05].verdict, verdicts[-0.05].verdict
+    assert held.status == failed.status == "stand-in"
+    assert held.held is True and held.not_held_on_stand_in == []
+    assert failed.held is False and failed.not_held_on_stand_in == [failed.measured]
+    assert "does not hold" in failed.measured
+    # a number only reported on a stand-in: nothing compared, nothing said to hold
+    value = {"artefact": "t3", "dataset": "OHSUMED", "method": "M", "solver": "a",
+             "metric": "test.ndcg@10", "value": 0.454, "approximate": False, "reference": "Table 3",
+             "note": ""}
+    mv = _claim("metric_value", {"value": {"artefact": "t3", "dataset": "OHSUMED", "solver": "a",
+                                           "metric": "test.ndcg@10"},
+                                 "ours": {"exp": "toy/x", "solver": "a", "dataset": "ohsumed"}}, [value])
+    v = _verdict(mv, plans)
+    assert v.status == "stand-in" and v.held is None and "holds" not in v.measured
+    # over several data sets: the real part fails, the stand-in part fails, each kept by name
+    whole = merge([("OHSUMED", Verdict("not reproduced", measured="-0.01", held=False)),
+                   ("RCV1", failed), ("MQ2008", held)])
+    assert whole.status == "not reproduced" and whole.held is False
+    assert whole.not_held_on_stand_in == [f"RCV1: {failed.measured}"]
+    assert merge([("A", held), ("B", held)]).held is True
+    # the ledger CSV carries the flag, and the discussion states the failed stand-in
+    write_ledger(paper, [verdicts[-0.05]], tmp_path)
+    with (tmp_path / "toy" / "toy_claims.csv").open(newline="") as fh:
+        (row,) = csv.DictReader(fh)
+    assert row["held"] == "no" and row["not_held_on_stand_in"] == failed.measured
+    text, problems = fill("{{ claims toy }}", tmp_path)
+    assert problems == [] and f"- **T1** (Sect. 1) c. Measured: {failed.measured}. Test: " in text
 
 
 def test_the_committed_discussion_states_every_failed_claim_of_the_committed_ledgers():

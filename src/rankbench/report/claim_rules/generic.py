@@ -49,7 +49,7 @@ def metric_value(cx: ClaimContext, value: dict, ours: dict, metric: str = "test.
     ours_v = float(np.mean(vals))
     n = len(vals)
     if a.substitution:
-        return conclude(True, [a], f"ours {_num(ours_v)} on the stand-in ({n} fold{'s' * (n != 1)}), "
+        return conclude(None, [a], f"ours {_num(ours_v)} on the stand-in ({n} fold{'s' * (n != 1)}), "
                         f"not compared with the paper's {_num(p['value'])}")
     half = printed_half_unit(p["value"], p.get("approximate", False))
     name = metric.split(".", 1)[1]
