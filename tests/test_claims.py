@@ -249,6 +249,35 @@ def test_the_discussion_states_every_claim_that_does_not_hold_with_its_numbers(t
     assert "p_claims.csv:1: no column(s) ['held', 'not_held_on_stand_in']" in problems[0]
 
 
+def test_a_sentence_about_a_claims_test_appears_only_once_the_claim_has_a_verdict(tmp_path):
+    from rankbench.report.discussion import fill
+    from rankbench.report.ledger import LEDGER_COLUMNS, LEDGER_CSV_EXTRA
+
+    (tmp_path / "p").mkdir()
+    sentence = "{{ claim p W23 | A paired test per k gives\n  the verdict per k ({verdict}). }}"
+    for verdict, why, want in (
+            ("not reproduced", "", "A paired test per k gives the verdict per k (not reproduced)."),
+            ("stand-in", "RCV1 absent", "A paired test per k gives the verdict per k (stand-in)."),
+            ("pending", "MQ2008: no per-query p@1 in the records",
+             "Claim W23 has no verdict yet: it is pending: MQ2008: no per-query p@1 in the records."),
+            ("not testable here", "Yahoo! V1 not present",
+             "Claim W23 has no verdict yet: it is not testable here: Yahoo! V1 not present.")):
+        row = {c: "" for c in (*LEDGER_COLUMNS, *LEDGER_CSV_EXTRA)}
+        row.update(id="W23", section="Fig. 2", claim="c", verdict=verdict, why=why)
+        with (tmp_path / "p" / "p_claims.csv").open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(row))
+            w.writeheader()
+            w.writerow(row)
+        text, problems = fill(f"Fig. 2. {sentence} Next.", tmp_path)
+        assert problems == [] and text == f"Fig. 2. {want} Next.", verdict
+    _, problems = fill("{{ claim p W99 | x }}", tmp_path)
+    assert "no claim 'W99'" in problems[0]
+    # the committed template says Fig. 2 has a test per k only through claim W23's verdict
+    template = (EXPERIMENTS / "discussion.md").read_text()
+    outside = re.sub(r"\{\{\s*claim welleck2016 W23 \|.*?\}\}", "", template, flags=re.S)
+    assert "{{ claim welleck2016 W23 |" in template and "test per k" not in outside
+
+
 def test_a_stand_in_verdict_keeps_whether_the_effect_held_through_the_ledger(tmp_path):
     """conclude records held / not held; merge keeps each failed stand-in part with its name;
     the ledger CSV carries both, and the discussion states a failed stand-in with its numbers."""

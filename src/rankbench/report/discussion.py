@@ -21,6 +21,13 @@ the records): its verdict counts, every claim that does not hold with its measur
 and its test, every claim whose effect does not hold on the stand-in data it was measured
 on (the ledger's ``not_held_on_stand_in``) with its numbers, then the other stand-in, the
 pending and the not-testable claims by id with why.
+
+    {{ claim welleck2016 W23 | claim W23 gives the verdict per k ({verdict}). }}
+
+gives a sentence that holds only once one claim has a computed verdict: the text after ``|``
+(``{verdict}`` replaced by the verdict) when the claim's verdict is reproduced, not
+reproduced or stand-in; otherwise a sentence saying the claim is pending or not testable
+here, with its why.  A claim not in the ledger, or whose rule failed, is a problem.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ from pathlib import Path
 
 _PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}", re.S)
 _CLAIMS = re.compile(r"^\s*claims\s+([\w-]+)\s*$")
+_CLAIM = re.compile(r"^\s*claim\s+([\w-]+)\s+([\w.-]+)\s*\|(.*)$", re.S)
+COMPUTED = ("reproduced", "not reproduced", "stand-in")
 
 
 def _ledger_rows(results: Path, paper: str) -> tuple[Path, list[dict[str, str]]]:
@@ -100,6 +109,23 @@ def claims_section(results: Path, paper: str) -> str:
     return "\n".join(out)
 
 
+def claim_sentence(results: Path, paper: str, claim_id: str, text: str) -> str:
+    """``text`` when claim ``claim_id`` of the paper's ledger has a computed verdict (``{verdict}``
+    in it replaced by that verdict); else a sentence saying the claim is pending or not
+    testable here, and why."""
+    path, rows = _ledger_rows(results, paper)
+    hit = [r for r in rows if r["id"] == claim_id]
+    if not hit:
+        raise ValueError(f"{path}: no claim {claim_id!r}")
+    (row,) = hit
+    if row["verdict"] in COMPUTED:
+        return " ".join(text.split()).replace("{verdict}", row["verdict"])
+    if row["verdict"] not in ("pending", "not testable here"):
+        raise ValueError(f"{path}: claim {claim_id} has no verdict ({row['verdict']}: {row['why']})")
+    why = f": {row['why']}" if row["why"] else ""
+    return f"Claim {claim_id} has no verdict yet: it is {row['verdict']}{why}."
+
+
 def _filters(text: str) -> dict[str, str]:
     out = {}
     # a comma starts a new filter only where "column=" follows (values may hold commas)
@@ -135,6 +161,9 @@ def fill(template: str, results: Path) -> tuple[str, list[str]]:
             claims = _CLAIMS.match(m.group(1))
             if claims:
                 return claims_section(results, claims.group(1))
+            claim = _CLAIM.match(m.group(1))
+            if claim:
+                return claim_sentence(results, *claim.groups())
             if len(parts) not in (3, 4, 5):
                 raise ValueError("expected FILE | filters | column [| format, vs filters or "
                                  "minus filters [| format]]")
