@@ -278,6 +278,15 @@ def test_a_sentence_about_a_claims_test_appears_only_once_the_claim_has_a_verdic
     assert "{{ claim welleck2016 W23 |" in template and "test per k" not in outside
 
 
+def test_the_template_labels_the_cause_of_the_fold1_gap_to_letor_as_our_inference():
+    """The per-fold SVMLight# tables call the cause of the fold-1 gap to LETOR our inference
+    (LETOR's run cannot be rebuilt); the discussion must not state it as a measured fact."""
+    template = _squash((EXPERIMENTS / "discussion.md").read_text())
+    causal = [s for s in re.split(r"(?<=\.)\s+(?=[A-Z(])", template)
+              if "gap to LETOR" in s and re.search(r"comes? from|caused by|due to|explain", s)]
+    assert causal and all("our inference" in s for s in causal), causal
+
+
 def test_a_stand_in_verdict_keeps_whether_the_effect_held_through_the_ledger(tmp_path):
     """conclude records held / not held; merge keeps each failed stand-in part with its name;
     the ledger CSV carries both, and the discussion states a failed stand-in with its numbers."""
