@@ -179,6 +179,21 @@ def test_a_time_ratio_against_a_capped_run_is_only_a_lower_bound():
     assert v.status == "not testable here" and "lower bound" in v.measured
 
 
+def test_roc_area_against_the_binary_svm_counts_the_baseline_runs_that_did_not_converge():
+    args = {"problems": [{"exp": "toy/x", "dataset": "ohsumed"}], "rankers": ["a"], "svm": "b"}
+    paper = _claim("beats_binary_svm", args)
+    runs = [_run("a", f + 1, _record(f + 1, BASE[f], auc=0.70 + 0.01 * f)) for f in range(5)]
+    svm = [_run("b", f + 1, _record(f + 1, BASE[f] + 0.1, converged=f not in (0, 3), auc=0.69 + 0.01 * f))
+           for f in range(5)]
+    v = _verdict(paper, {"toy/x": _plan("toy/x", runs + svm)})
+    assert v.status == "reproduced" and "a +0.0100" in v.measured
+    assert "class-weighted SVM ROC area 0.7100 (2 of 5 runs not converged: folds 1, 4)" in v.measured
+    assert "2 of the 5 class-weighted SVM runs read did not converge" in v.why
+    svm = [_run("b", f + 1, _record(f + 1, BASE[f] + 0.1, auc=0.69 + 0.01 * f)) for f in range(5)]
+    v = _verdict(paper, {"toy/x": _plan("toy/x", runs + svm)})
+    assert "not converged" not in v.measured and "converge" not in v.why
+
+
 def test_a_rule_that_raises_is_a_failed_row_not_a_crash():
     paper = _claim("metric_value", {"value": {"artefact": "nope"}, "ours": {}})
     v = _verdict(paper, {})
