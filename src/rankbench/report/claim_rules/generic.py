@@ -262,7 +262,8 @@ def published_rank(cx: ClaimContext, algorithm: str, dataset: str, metric: str =
                 f"among LETOR 3.0's {dataset} baselines ({group} group); lowest: "
                 + ", ".join(f"{k} {members[k]:.4f}" for k in order[:within]))
     return Verdict("reproduced" if pos <= within else "not reproduced", measured=measured,
-                   test=f"criterion: among the {within} lowest (published 5-fold means)")
+                   test=f"criterion: among the {within} lowest (published 5-fold means)",
+                   held=pos <= within)
 
 
 @CLAIM_RULES.register()
@@ -307,7 +308,7 @@ def published_value(cx: ClaimContext, value: dict, algorithm: str, dataset: str,
     return Verdict("reproduced" if ok else "not reproduced",
                    measured=f"LETOR's published {algorithm} {dataset} {metric}: {got:.4f} "
                             f"({'/'.join(src)}) against the paper's {p['value']:g}",
-                   test=f"equal within the paper's rounding (+-{tol:g})")
+                   test=f"equal within the paper's rounding (+-{tol:g})", held=ok)
 
 
 # ---------------------------------------------------------------- what is absent here
