@@ -179,6 +179,21 @@ def test_a_time_ratio_against_a_capped_run_is_only_a_lower_bound():
     assert v.status == "not testable here" and "lower bound" in v.measured
 
 
+def test_roc_area_against_the_binary_svm_counts_the_baseline_runs_that_did_not_converge():
+    args = {"problems": [{"exp": "toy/x", "dataset": "ohsumed"}], "rankers": ["a"], "svm": "b"}
+    paper = _claim("beats_binary_svm", args)
+    runs = [_run("a", f + 1, _record(f + 1, BASE[f], auc=0.70 + 0.01 * f)) for f in range(5)]
+    svm = [_run("b", f + 1, _record(f + 1, BASE[f] + 0.1, converged=f not in (0, 3), auc=0.69 + 0.01 * f))
+           for f in range(5)]
+    v = _verdict(paper, {"toy/x": _plan("toy/x", runs + svm)})
+    assert v.status == "reproduced" and "a +0.0100" in v.measured
+    assert "class-weighted SVM ROC area 0.7100 (2 of 5 runs not converged: folds 1, 4)" in v.measured
+    assert "2 of the 5 class-weighted SVM runs read did not converge" in v.why
+    svm = [_run("b", f + 1, _record(f + 1, BASE[f] + 0.1, auc=0.69 + 0.01 * f)) for f in range(5)]
+    v = _verdict(paper, {"toy/x": _plan("toy/x", runs + svm)})
+    assert "not converged" not in v.measured and "converge" not in v.why
+
+
 def test_a_rule_that_raises_is_a_failed_row_not_a_crash():
     paper = _claim("metric_value", {"value": {"artefact": "nope"}, "ours": {}})
     v = _verdict(paper, {})
@@ -189,9 +204,23 @@ def test_published_only_rules_read_the_transcribed_letor_tables():
     paper = Paper("chapelle2010", "C&K", None, EXPERIMENTS / "chapelle2010", [], [])
     cx = ClaimContext(paper, {"id": "x"}, {})
     v = CLAIM_RULES.get("published_rank")(cx, algorithm="RankSVM", dataset="OHSUMED", within=3)
-    assert v.status == "reproduced" and "RankSVM 0.4140 ranks 2 of 8" in v.measured
+    assert v.status == "reproduced" and "RankSVM 0.4140 ranks 2 of 8" in v.measured and v.held is True
     v = CLAIM_RULES.get("published_rank")(cx, algorithm="SmoothRank", dataset="OHSUMED", group="later")
-    assert v.status == "not reproduced" and "ranks 4 of 4" in v.measured
+    assert v.status == "not reproduced" and "ranks 4 of 4" in v.measured and v.held is False
+
+
+def test_an_absent_program_names_a_solver_only_when_the_claim_gives_one():
+    paper = Paper("sculley2009", "Sculley", None, EXPERIMENTS / "sculley2009", [], [])
+    rule = CLAIM_RULES.get("needs_program")
+    cx = ClaimContext(paper, {"id": "x"}, {})
+    v = rule(cx, program="a cross-product feature map (x -> x x^T) for SPD")
+    assert v.status == "not testable here"
+    assert v.why == ("a cross-product feature map (x -> x x^T) for SPD is not available here: "
+                     "neither rankbench nor any of the peer programs implements it")
+    v = rule(cx, program="SVM-perf (Joachims' svm_perf)", solver="svm_perf")
+    assert v.status == "not testable here" and "no solver 'svm_perf' registered" in v.why
+    v = rule(cx, program="PRSVM", solver="prsvm")  # registered: the claim waits for a config
+    assert v.status == "pending" and "solver prsvm exists" in v.why
 
 
 # ------------------------------------------------------------------ the discussion from the ledger
@@ -199,20 +228,125 @@ def test_the_discussion_states_every_claim_that_does_not_hold_with_its_numbers(t
     from rankbench.report.discussion import fill
 
     (tmp_path / "p").mkdir()
-    cols = ["id", "section", "claim", "verdict", "measured", "test", "why", "records", "rule", "run_ids"]
-    rows = [["C1", "Table 3", "A beats B", "not reproduced", "A 0.41 vs B 0.43", "p = 0.01", "", "", "r", ""],
-            ["C2", "Sect. 2", "B is fast", "reproduced", "3 times", "", "", "", "r", ""],
-            ["C3", "Table 3", "X", "not testable here", "", "", "TD2004 not present", "", "r", ""],
-            ["C4", "Table 3", "Y", "not testable here", "", "", "TD2004 not present", "", "r", ""]]
+    cols = ["id", "section", "claim", "verdict", "measured", "test", "why", "records", "rule", "run_ids",
+            "held", "not_held_on_stand_in"]
+    rows = [["C1", "Table 3", "A beats B", "not reproduced", "A 0.41 vs B 0.43", "p = 0.01", "", "", "r", "",
+             "no", ""],
+            ["C2", "Sect. 2", "B is fast", "reproduced", "3 times", "", "", "", "r", "", "yes", ""],
+            ["C3", "Table 3", "X", "not testable here", "", "", "TD2004 not present", "", "r", "", "", ""],
+            ["C4", "Table 3", "Y", "not testable here", "", "", "TD2004 not present", "", "r", "", "", ""],
+            ["C5", "Fig. 3", "Z is n^2", "stand-in", "n^2.4", "", "RCV1 absent: stand-in", "", "r", "",
+             "yes", ""],
+            ["C6", "Fig. 3", "Z and W alike", "stand-in", "n^4.0 vs n^1.3", "exponents within 0.3",
+             "RCV1 absent: stand-in", "", "r", "", "no", "n^4.0 vs n^1.3"],
+            ["C7", "Sect. 5", "R beats S", "not reproduced", "MQ2008: +0.01; RCV1: -0.02", "", "", "", "r",
+             "", "no", "RCV1: -0.02"]]
     with (tmp_path / "p" / "p_claims.csv").open("w", newline="") as fh:
         csv.writer(fh).writerows([cols, *rows])
     text, problems = fill("{{ claims p }}", tmp_path)
     assert problems == []
-    assert "4 claims, 1 reproduced, 1 not reproduced, 0 stand-in, 2 not testable here, 0 pending" in text
+    assert "7 claims, 1 reproduced, 2 not reproduced, 2 stand-in, 2 not testable here, 0 pending" in text
     assert "**C1** (Table 3) A beats B. Measured: A 0.41 vs B 0.43. Test: p = 0.01." in text
     assert "Not testable here: C3, C4 (TD2004 not present)." in text and "C2" not in text
+    # a stand-in whose effect failed there is stated with its numbers, not by id only
+    assert ("- **C6** (Fig. 3) Z and W alike. Measured: n^4.0 vs n^1.3. Test: exponents within 0.3. "
+            "Stand-in: RCV1 absent: stand-in.") in text
+    assert ("- **C7** (Sect. 5) R beats S, its stand-in part (verdict of the whole claim: not "
+            "reproduced). Measured: RCV1: -0.02.") in text
+    assert "On a stand-in for absent data (holding there, or only reported): C5 (RCV1 absent" in text
+    assert "C5" not in text.split("Does not hold on the stand-in")[1].split("On a stand-in")[0]
     _, problems = fill("{{ claims nope }}", tmp_path)
     assert "no ledger" in problems[0]
+    # a ledger written before the held columns existed is refused, naming the file
+    with (tmp_path / "p" / "p_claims.csv").open("w", newline="") as fh:
+        csv.writer(fh).writerows([cols[:-2], *(r[:-2] for r in rows)])
+    _, problems = fill("{{ claims p }}", tmp_path)
+    assert "p_claims.csv:1: no column(s) ['held', 'not_held_on_stand_in']" in problems[0]
+
+
+def test_a_sentence_about_a_claims_test_appears_only_once_the_claim_has_a_verdict(tmp_path):
+    from rankbench.report.discussion import fill
+    from rankbench.report.ledger import LEDGER_COLUMNS, LEDGER_CSV_EXTRA
+
+    (tmp_path / "p").mkdir()
+    sentence = "{{ claim p W23 | A paired test per k gives\n  the verdict per k ({verdict}). }}"
+    for verdict, why, want in (
+            ("not reproduced", "", "A paired test per k gives the verdict per k (not reproduced)."),
+            ("stand-in", "RCV1 absent", "A paired test per k gives the verdict per k (stand-in)."),
+            ("pending", "MQ2008: no per-query p@1 in the records",
+             "Claim W23 has no verdict yet: it is pending: MQ2008: no per-query p@1 in the records."),
+            ("not testable here", "Yahoo! V1 not present",
+             "Claim W23 has no verdict yet: it is not testable here: Yahoo! V1 not present.")):
+        row = {c: "" for c in (*LEDGER_COLUMNS, *LEDGER_CSV_EXTRA)}
+        row.update(id="W23", section="Fig. 2", claim="c", verdict=verdict, why=why)
+        with (tmp_path / "p" / "p_claims.csv").open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(row))
+            w.writeheader()
+            w.writerow(row)
+        text, problems = fill(f"Fig. 2. {sentence} Next.", tmp_path)
+        assert problems == [] and text == f"Fig. 2. {want} Next.", verdict
+    _, problems = fill("{{ claim p W99 | x }}", tmp_path)
+    assert "no claim 'W99'" in problems[0]
+    # the committed template says Fig. 2 has a test per k only through claim W23's verdict
+    template = (EXPERIMENTS / "discussion.md").read_text()
+    outside = re.sub(r"\{\{\s*claim welleck2016 W23 \|.*?\}\}", "", template, flags=re.S)
+    assert "{{ claim welleck2016 W23 |" in template and "test per k" not in outside
+
+
+def test_the_template_labels_the_cause_of_the_fold1_gap_to_letor_as_our_inference():
+    """The per-fold SVMLight# tables call the cause of the fold-1 gap to LETOR our inference
+    (LETOR's run cannot be rebuilt); the discussion must not state it as a measured fact."""
+    template = _squash((EXPERIMENTS / "discussion.md").read_text())
+    causal = [s for s in re.split(r"(?<=\.)\s+(?=[A-Z(])", template)
+              if "gap to LETOR" in s and re.search(r"comes? from|caused by|due to|explain", s)]
+    assert causal and all("our inference" in s for s in causal), causal
+
+
+def test_a_stand_in_verdict_keeps_whether_the_effect_held_through_the_ledger(tmp_path):
+    """conclude records held / not held; merge keeps each failed stand-in part with its name;
+    the ledger CSV carries both, and the discussion states a failed stand-in with its numbers."""
+    from rankbench.report.claim_rules._common import merge
+    from rankbench.report.discussion import fill
+    from rankbench.report.ledger import Verdict, write_ledger
+
+    args = {"a": {"exp": "toy/x", "solver": "a", "dataset": "ohsumed"},
+            "b": {"exp": "toy/x", "solver": "b", "dataset": "ohsumed"}, "expect": "higher"}
+    paper = _claim("paired_comparison", args)
+    verdicts = {}
+    for lift in (0.05, -0.05):
+        runs = [_run("b", f + 1, _record(f + 1, BASE[f])) for f in range(5)]
+        runs += [_run("a", f + 1, _record(f + 1, BASE[f] + lift + RNG.normal(0, 0.01, 30)))
+                 for f in range(5)]
+        plans = {"toy/x": _plan("toy/x", runs, substitution="synthetic stand-in")}
+        (res,) = evaluate(paper, plans)
+        verdicts[lift] = res
+    held, failed = verdicts[0.05].verdict, verdicts[-0.05].verdict
+    assert held.status == failed.status == "stand-in"
+    assert held.held is True and held.not_held_on_stand_in == []
+    assert failed.held is False and failed.not_held_on_stand_in == [failed.measured]
+    assert "does not hold" in failed.measured
+    # a number only reported on a stand-in: nothing compared, nothing said to hold
+    value = {"artefact": "t3", "dataset": "OHSUMED", "method": "M", "solver": "a",
+             "metric": "test.ndcg@10", "value": 0.454, "approximate": False, "reference": "Table 3",
+             "note": ""}
+    mv = _claim("metric_value", {"value": {"artefact": "t3", "dataset": "OHSUMED", "solver": "a",
+                                           "metric": "test.ndcg@10"},
+                                 "ours": {"exp": "toy/x", "solver": "a", "dataset": "ohsumed"}}, [value])
+    v = _verdict(mv, plans)
+    assert v.status == "stand-in" and v.held is None and "holds" not in v.measured
+    # over several data sets: the real part fails, the stand-in part fails, each kept by name
+    whole = merge([("OHSUMED", Verdict("not reproduced", measured="-0.01", held=False)),
+                   ("RCV1", failed), ("MQ2008", held)])
+    assert whole.status == "not reproduced" and whole.held is False
+    assert whole.not_held_on_stand_in == [f"RCV1: {failed.measured}"]
+    assert merge([("A", held), ("B", held)]).held is True
+    # the ledger CSV carries the flag, and the discussion states the failed stand-in
+    write_ledger(paper, [verdicts[-0.05]], tmp_path)
+    with (tmp_path / "toy" / "toy_claims.csv").open(newline="") as fh:
+        (row,) = csv.DictReader(fh)
+    assert row["held"] == "no" and row["not_held_on_stand_in"] == failed.measured
+    text, problems = fill("{{ claims toy }}", tmp_path)
+    assert problems == [] and f"- **T1** (Sect. 1) c. Measured: {failed.measured}. Test: " in text
 
 
 def test_the_committed_discussion_states_every_failed_claim_of_the_committed_ledgers():

@@ -18,7 +18,16 @@ more than one, is a problem: it is shown as ``[?...]`` and reported.
 
 gives the paper's claims ledger (``<paper>/<paper>_claims.csv``, written by the report from
 the records): its verdict counts, every claim that does not hold with its measured numbers
-and its test, then the stand-in, pending and not-testable claims by id with why.
+and its test, every claim whose effect does not hold on the stand-in data it was measured
+on (the ledger's ``not_held_on_stand_in``) with its numbers, then the other stand-in, the
+pending and the not-testable claims by id with why.
+
+    {{ claim welleck2016 W23 | claim W23 gives the verdict per k ({verdict}). }}
+
+gives a sentence that holds only once one claim has a computed verdict: the text after ``|``
+(``{verdict}`` replaced by the verdict) when the claim's verdict is reproduced, not
+reproduced or stand-in; otherwise a sentence saying the claim is pending or not testable
+here, with its why.  A claim not in the ledger, or whose rule failed, is a problem.
 """
 
 from __future__ import annotations
@@ -29,18 +38,32 @@ from pathlib import Path
 
 _PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}", re.S)
 _CLAIMS = re.compile(r"^\s*claims\s+([\w-]+)\s*$")
+_CLAIM = re.compile(r"^\s*claim\s+([\w-]+)\s+([\w.-]+)\s*\|(.*)$", re.S)
+COMPUTED = ("reproduced", "not reproduced", "stand-in")
 
 
-def claims_section(results: Path, paper: str) -> str:
-    """The DISCUSSION paragraph of one paper's ledger CSV: counts, then every claim that does not
-    hold stated with its numbers and test, then the other verdicts by id with why."""
-    from rankbench.report.ledger import VERDICTS
+def _ledger_rows(results: Path, paper: str) -> tuple[Path, list[dict[str, str]]]:
+    from rankbench.report.ledger import LEDGER_COLUMNS, LEDGER_CSV_EXTRA
 
     path = results / paper / f"{paper}_claims.csv"
     if not path.is_file():
         raise ValueError(f"no ledger {path} (the report writes it)")
     with path.open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+        missing = [c for c in (*LEDGER_COLUMNS, *LEDGER_CSV_EXTRA) if c not in (reader.fieldnames or [])]
+    if missing:
+        raise ValueError(f"{path}:1: no column(s) {missing} (an older report wrote it: rerun the report)")
+    return path, rows
+
+
+def claims_section(results: Path, paper: str) -> str:
+    """The DISCUSSION paragraph of one paper's ledger CSV: counts, every claim that does not hold
+    stated with its numbers and test, every claim whose effect does not hold on its stand-in
+    data stated with its numbers, then the other verdicts by id with why."""
+    from rankbench.report.ledger import VERDICTS
+
+    path, rows = _ledger_rows(results, paper)
     counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
     out = [f"**Claims ledger** ([{paper}_claims.md]({paper}/{paper}_claims.md)): {len(rows)} claims, "
            + ", ".join(f"{n} {v}" for v, n in counts.items()) + "."]
@@ -53,12 +76,28 @@ def claims_section(results: Path, paper: str) -> str:
             why = f" {r['why']}." if r["why"] else ""
             out.append(f"- **{r['id']}** ({r['section']}) {r['claim']}. Measured: "
                        f"{r['measured']}.{test}{why}")
-    for verdict, head in (("stand-in", "On a stand-in for absent data"),
+    not_held = [r for r in rows if r["not_held_on_stand_in"]]
+    if not_held:
+        out.append("")
+        out.append("Does not hold on the stand-in data (measured on data standing in for an absent "
+                   "set: this says nothing of the paper's data, but the effect failed on ours):")
+        for r in not_held:
+            if r["verdict"] == "stand-in":
+                test = f" Test: {r['test']}." if r["test"] else ""
+                out.append(f"- **{r['id']}** ({r['section']}) {r['claim']}. Measured: "
+                           f"{r['not_held_on_stand_in']}.{test} Stand-in: {r['why']}.")
+            else:  # a claim over several data sets: only its stand-in part is stated here
+                out.append(f"- **{r['id']}** ({r['section']}) {r['claim']}, its stand-in part "
+                           f"(verdict of the whole claim: {r['verdict']}). Measured: "
+                           f"{r['not_held_on_stand_in']}.")
+    listed = {r["id"] for r in not_held}
+    for verdict, head in (("stand-in", "On a stand-in for absent data (holding there, or only "
+                                       "reported)"),
                           ("pending", "Pending (runs not stored yet)"),
                           ("not testable here", "Not testable here")):
         by_why: dict[str, list[str]] = {}
         for r in rows:
-            if r["verdict"] == verdict:
+            if r["verdict"] == verdict and r["id"] not in listed:
                 by_why.setdefault(r["why"].split(";")[0].strip() or r["measured"], []).append(r["id"])
         if by_why:
             out.append("")
@@ -68,6 +107,23 @@ def claims_section(results: Path, paper: str) -> str:
     if bad:
         raise ValueError(f"{path}: claims without a verdict: {[r['id'] for r in bad]}")
     return "\n".join(out)
+
+
+def claim_sentence(results: Path, paper: str, claim_id: str, text: str) -> str:
+    """``text`` when claim ``claim_id`` of the paper's ledger has a computed verdict (``{verdict}``
+    in it replaced by that verdict); else a sentence saying the claim is pending or not
+    testable here, and why."""
+    path, rows = _ledger_rows(results, paper)
+    hit = [r for r in rows if r["id"] == claim_id]
+    if not hit:
+        raise ValueError(f"{path}: no claim {claim_id!r}")
+    (row,) = hit
+    if row["verdict"] in COMPUTED:
+        return " ".join(text.split()).replace("{verdict}", row["verdict"])
+    if row["verdict"] not in ("pending", "not testable here"):
+        raise ValueError(f"{path}: claim {claim_id} has no verdict ({row['verdict']}: {row['why']})")
+    why = f": {row['why']}" if row["why"] else ""
+    return f"Claim {claim_id} has no verdict yet: it is {row['verdict']}{why}."
 
 
 def _filters(text: str) -> dict[str, str]:
@@ -105,6 +161,9 @@ def fill(template: str, results: Path) -> tuple[str, list[str]]:
             claims = _CLAIMS.match(m.group(1))
             if claims:
                 return claims_section(results, claims.group(1))
+            claim = _CLAIM.match(m.group(1))
+            if claim:
+                return claim_sentence(results, *claim.groups())
             if len(parts) not in (3, 4, 5):
                 raise ValueError("expected FILE | filters | column [| format, vs filters or "
                                  "minus filters [| format]]")

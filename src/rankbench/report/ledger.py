@@ -37,12 +37,21 @@ VERDICTS = ("reproduced", "not reproduced", "stand-in", "not testable here", "pe
 FAILED = "rule failed"
 LEDGER_COLUMNS = ["id", "section", "claim", "verdict", "measured", "test", "why", "records",
                   "rule"]
+# the CSV's columns beyond the table's: the cited runs, whether the measured effect held
+# (yes / no / empty when nothing was compared), and the measured text of every stand-in part
+# where it did not (DISCUSSION states those with their numbers)
+LEDGER_CSV_EXTRA = ["run_ids", "held", "not_held_on_stand_in"]
 
 
 @dataclass
 class Verdict:
     """What a claim rule returns: the verdict, the measured effect with its numbers, the paired
-    test behind it, why a claim is a stand-in / not testable / pending, and the records used."""
+    test behind it, why a claim is a stand-in / not testable / pending, and the records used.
+
+    ``held``: whether the measured effect is the claimed one, on whatever data it was measured
+    (None when nothing was compared).  ``not_held_on_stand_in``: the measured text of each
+    part of the claim measured on a stand-in where the effect did not hold (a stand-in
+    verdict says nothing about the paper, but the effect failing there is still stated)."""
 
     status: str
     measured: str = ""
@@ -50,6 +59,8 @@ class Verdict:
     why: str = ""
     runs: list[str] = field(default_factory=list)  # run ids the verdict is computed from
     tags: list[str] = field(default_factory=list)  # the store tags of those runs
+    held: bool | None = None
+    not_held_on_stand_in: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         if self.status not in VERDICTS and self.status != FAILED:
@@ -72,7 +83,9 @@ class ClaimResult:
         return {"id": self.claim["id"], "section": self.claim["section"],
                 "claim": self.claim["claim"], "verdict": v.status, "measured": v.measured,
                 "test": v.test, "why": v.why, "records": records, "rule": self.claim["rule"],
-                "run_ids": " ".join(v.runs)}
+                "run_ids": " ".join(v.runs),
+                "held": {True: "yes", False: "no", None: ""}[v.held],
+                "not_held_on_stand_in": "; ".join(v.not_held_on_stand_in)}
 
 
 @dataclass
@@ -161,7 +174,7 @@ def write_ledger(paper: Paper, results: list[ClaimResult], out_dir: str | Path,
              "data or program is absent); pending (its runs are not stored yet).", ""]
     md.write_text("\n".join([*head, markdown_table(rows, LEDGER_COLUMNS[:-1]), ""]))
     with csv_path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=[*LEDGER_COLUMNS, "run_ids"])
+        w = csv.DictWriter(fh, fieldnames=[*LEDGER_COLUMNS, *LEDGER_CSV_EXTRA])
         w.writeheader()
         w.writerows(rows)
     return [md, csv_path]

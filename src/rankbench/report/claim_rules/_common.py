@@ -140,18 +140,23 @@ def short_substitution(a: Arm) -> str:
     return text if text.startswith(a.dataset_label) else f"{a.dataset_label}: {text}"
 
 
-def conclude(ok: bool, arms: list[Arm], measured: str, test: str = "", why: str = "") -> Verdict:
-    """reproduced / not reproduced, or stand-in when an arm ran on a stand-in for absent data."""
+def conclude(ok: bool | None, arms: list[Arm], measured: str, test: str = "", why: str = "") -> Verdict:
+    """reproduced / not reproduced, or stand-in when an arm ran on a stand-in for absent data;
+    ``ok`` (the measured effect is the claimed one) is kept as the verdict's ``held``.
+    ``ok`` None: nothing was compared (a number only reported on a stand-in)."""
     subs = sorted({short_substitution(a) for a in arms if a.substitution})
     runs = list(dict.fromkeys(i for a in arms for i in a.run_ids))
     tags = [t for a in arms for t in a.tags]
     if subs:
-        held = "holds" if ok else "does not hold"
-        return Verdict("stand-in", measured=f"{measured} (on the stand-in the claim {held})",
-                       test=test, why="; ".join(subs) + (f"; {why}" if why else ""), runs=runs,
-                       tags=tags)
+        if ok is not None:
+            measured += f" (on the stand-in the claim {'holds' if ok else 'does not hold'})"
+        return Verdict("stand-in", measured=measured, test=test,
+                       why="; ".join(subs) + (f"; {why}" if why else ""), runs=runs, tags=tags,
+                       held=ok, not_held_on_stand_in=[measured] if ok is False else [])
+    if ok is None:
+        raise ValueError("conclude: ok None (nothing compared) is only for a stand-in")
     return Verdict("reproduced" if ok else "not reproduced", measured=measured, test=test, why=why,
-                   runs=runs, tags=tags)
+                   runs=runs, tags=tags, held=ok)
 
 
 def over_datasets(datasets: list[str], arms_of, judge) -> Verdict:
@@ -175,7 +180,9 @@ def runs_by_param(a: Arm, param: str) -> dict[float, list[PlannedRun]]:
 def merge(parts: list[tuple[str, Verdict]]) -> Verdict:
     """One verdict for a claim made over several datasets (or settings): not testable only when
     every part is; pending when a testable part is pending; otherwise reproduced only when
-    every tested part is, stand-in when every tested part is a stand-in."""
+    every tested part is, stand-in when every tested part is a stand-in.  Held when every
+    tested part held, not held when one did not; each stand-in part that did not hold keeps
+    its measured text, prefixed with the part's name."""
     tested = [(k, v) for k, v in parts if v.status != "not testable here"]
     untested = [v.why if v.why.startswith(k) else f"{k}: {v.why}" for k, v in parts
                 if v.status == "not testable here"]
@@ -198,7 +205,11 @@ def merge(parts: list[tuple[str, Verdict]]) -> Verdict:
         status = "stand-in"
     else:
         status = "reproduced"
-    return Verdict(status, measured=measured, test=test, why=why, runs=runs, tags=tags)
+    helds = [v.held for _, v in tested]
+    held = False if False in helds else True if all(h is True for h in helds) else None
+    not_held = [t if t.startswith(k) else f"{k}: {t}" for k, v in tested for t in v.not_held_on_stand_in]
+    return Verdict(status, measured=measured, test=test, why=why, runs=runs, tags=tags, held=held,
+                   not_held_on_stand_in=not_held)
 
 
 # ---------------------------------------------------------------- numbers and tests

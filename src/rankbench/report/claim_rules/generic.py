@@ -49,7 +49,7 @@ def metric_value(cx: ClaimContext, value: dict, ours: dict, metric: str = "test.
     ours_v = float(np.mean(vals))
     n = len(vals)
     if a.substitution:
-        return conclude(True, [a], f"ours {_num(ours_v)} on the stand-in ({n} fold{'s' * (n != 1)}), "
+        return conclude(None, [a], f"ours {_num(ours_v)} on the stand-in ({n} fold{'s' * (n != 1)}), "
                         f"not compared with the paper's {_num(p['value'])}")
     half = printed_half_unit(p["value"], p.get("approximate", False))
     name = metric.split(".", 1)[1]
@@ -262,7 +262,8 @@ def published_rank(cx: ClaimContext, algorithm: str, dataset: str, metric: str =
                 f"among LETOR 3.0's {dataset} baselines ({group} group); lowest: "
                 + ", ".join(f"{k} {members[k]:.4f}" for k in order[:within]))
     return Verdict("reproduced" if pos <= within else "not reproduced", measured=measured,
-                   test=f"criterion: among the {within} lowest (published 5-fold means)")
+                   test=f"criterion: among the {within} lowest (published 5-fold means)",
+                   held=pos <= within)
 
 
 @CLAIM_RULES.register()
@@ -307,22 +308,28 @@ def published_value(cx: ClaimContext, value: dict, algorithm: str, dataset: str,
     return Verdict("reproduced" if ok else "not reproduced",
                    measured=f"LETOR's published {algorithm} {dataset} {metric}: {got:.4f} "
                             f"({'/'.join(src)}) against the paper's {p['value']:g}",
-                   test=f"equal within the paper's rounding (+-{tol:g})")
+                   test=f"equal within the paper's rounding (+-{tol:g})", held=ok)
 
 
 # ---------------------------------------------------------------- what is absent here
 @CLAIM_RULES.register()
 def needs_program(cx: ClaimContext, program: str, solver: str | None = None) -> Verdict:
     """A claim about a program rankbench does not have: not testable here while no solver of
-    that name is registered; pending once one is (an experiment config must then run it)."""
+    that name is registered; pending once one is (an experiment config must then run it).
+    Without ``solver`` the claim is about a variant no solver could be named for (a feature
+    map, a sampler): the verdict says in words that neither rankbench nor a peer has it."""
     from rankbench.estimators.registry import solver_names
 
     if solver and solver in solver_names():
         return Verdict("pending", why=f"solver {solver} exists, but no experiment config of this "
                                       "claim runs it yet")
+    if solver:
+        return Verdict("not testable here",
+                       why=f"{program} is not available here (no solver {solver!r} registered, "
+                           "not among the peer programs)")
     return Verdict("not testable here",
-                   why=f"{program} is not available here (no solver {solver or program!r} "
-                       "registered, not among the peer programs)")
+                   why=f"{program} is not available here: neither rankbench nor any of the peer "
+                       "programs implements it")
 
 
 @CLAIM_RULES.register()

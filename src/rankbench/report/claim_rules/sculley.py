@@ -6,7 +6,7 @@ from __future__ import annotations
 from rankbench.report.claim_rules import CLAIM_RULES
 from rankbench.report.claim_rules._common import arm, conclude, gate, merge
 from rankbench.report.ledger import ClaimContext, Verdict
-from rankbench.report.records import history, value
+from rankbench.report.records import history, not_converged, value
 
 
 def sculley_optimum(run) -> float | None:
@@ -163,10 +163,13 @@ def beats_binary_svm(cx: ClaimContext, problems: list[dict], rankers: list[str],
     """'The ROC area of all ranking methods exceeded that of a class-weighted binary SVM': on each
     problem ({exp, dataset, select_on}) every ranking method's mean test ROC area (over folds)
     is above the SVM's; an exact sign-flip test over the folds per method (single-query
-    problems: one ROC area per fold), Holm over the claim's tests."""
+    problems: one ROC area per fold), Holm over the claim's tests.  Runs read that did not
+    converge (``train.converged`` false) are counted per side in the measured text, and the
+    baseline's in the why: a verdict resting on them says so."""
     from rankbench.significance import exact_randomization_p_value, holm
 
     parts, tests = [], []
+    svm_bad, svm_read = 0, 0
     for prob in problems:
         base = {"exp": prob["exp"], "dataset": prob["dataset"], "select_on": prob.get("select_on")}
         s_arm = arm(cx, {**base, "solver": svm, "label": "class-weighted SVM"})
@@ -185,16 +188,30 @@ def beats_binary_svm(cx: ClaimContext, problems: list[dict], rankers: list[str],
                 if len(folds) > 1 else float("nan")
             tests.append(p)
             ok &= d > 0
-            texts.append(f"{a.solver} {d:+.4f}" + (f" (p {p:.2g})" if len(folds) > 1 else ""))
+            texts.append(f"{a.solver} {d:+.4f}" + (f" (p {p:.2g})" if len(folds) > 1 else "")
+                         + _not_converged_text(a.chosen))
         svm_mean = sum(sv.values()) / len(sv)
+        svm_bad += len(not_converged(s_arm.chosen))
+        svm_read += len(s_arm.chosen)
         parts.append((s_arm.dataset_label, conclude(
-            ok, [s_arm, *r_arms], f"class-weighted SVM ROC area {svm_mean:.4f}; each ranking "
-            f"method minus it: " + ", ".join(texts),
+            ok, [s_arm, *r_arms], f"class-weighted SVM ROC area {svm_mean:.4f}"
+            f"{_not_converged_text(s_arm.chosen)}; each ranking method minus it: " + ", ".join(texts),
             f"exact sign-flip over {len(sv)} fold(s) per method")))
-    if len(parts) == 1:
-        return parts[0][1]
-    v = merge(parts)
+    v = parts[0][1] if len(parts) == 1 else merge(parts)
     ps = [p for p in tests if p == p]
-    if ps:
+    if len(parts) > 1 and ps:
         v.test += f"; Holm over the {len(ps)} tests: smallest adjusted p {min(holm(ps)):.2g}"
+    if svm_bad:
+        v.why = "; ".join(filter(None, [
+            v.why, f"{svm_bad} of the {svm_read} class-weighted SVM runs read did not converge "
+                   "(stopped short of their tolerance): the comparison is with where they stopped"]))
     return v
+
+
+def _not_converged_text(runs) -> str:
+    """' (2 of 5 runs not converged: folds 1, 3)', or '' when every run converged."""
+    bad = not_converged(runs)
+    if not bad:
+        return ""
+    folds = ", ".join(str(r.spec["fold"]) for r in bad)
+    return f" ({len(bad)} of {len(runs)} runs not converged: fold{'s' * (len(bad) > 1)} {folds})"
