@@ -6,9 +6,8 @@ checked against the installed libraries' effective settings."""
 
 from __future__ import annotations
 
-import os
-
 import json
+import os
 import re
 from pathlib import Path
 
