@@ -58,7 +58,7 @@ reproduce-quick: $(STAMP) ## Reduced reproduce on small data (minutes), into res
 peers: $(STAMP) ## Build the papers' peer programs (SVM-light, LIBLINEAR ranksvm, sofia-ml) into ~/.cache/rankbench/peers (RANKBENCH_PEERS); docs/peers.md
 	$(PY) -m rankbench.peers build
 
-reproduce-peers: $(STAMP) peers ## make reproduce plus the tier-peers experiments (SVM-light -# 5000 on OHSUMED's five folds at Tables 3-4's C: 4-8 min per run here)
+reproduce-peers: $(STAMP) peers ## make reproduce plus the tier-peers experiments (SVM-light -# 5000 on OHSUMED's five folds at Tables 3-4's C: 4-41 min per run, 2 h 8 min from an empty store here)
 	$(PY) -m rankbench.reproduce --peers $(REPRODUCE_ARGS)
 
 report: $(STAMP) ## Re-render tables and figures from stored records only (no training)
