@@ -34,6 +34,13 @@ def resolve_n_jobs(n_jobs) -> int:
     return max(1, min(int(n_jobs), top))
 
 
+def usable_cores() -> int:
+    """The CPUs this process may run on (its affinity mask; ``os.cpu_count()`` where there is none)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def _running_threads(task_dir: str) -> int:
     """Threads of one process in state R (running or runnable), from ``<task_dir>/*/stat``."""
     n = 0
@@ -69,8 +76,7 @@ def idle_cores(proc: str = "/proc") -> int | None:
     except (OSError, ValueError):
         return None
     others = max(0, running - max(1, _running_threads(f"{proc}/self/task")))
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(0, cores - others)
+    return max(0, usable_cores() - others)
 
 
 @contextmanager

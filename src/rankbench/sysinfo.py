@@ -83,15 +83,14 @@ def machine_load() -> dict[str, Any]:
     """How busy the machine is right now: the 1-minute load average and the cores other processes
     are running on (``parallel.idle_cores``; None without /proc).  Records keep it at a run's
     start and finish, so a timing says whether it was taken on a loaded machine."""
-    from rankbench.parallel import idle_cores
+    from rankbench.parallel import idle_cores, usable_cores
 
     try:
         load = round(float(os.getloadavg()[0]), 2)
     except OSError:
         load = None
     idle = idle_cores()
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"load_1min": load, "busy_cores": None if idle is None else int(cores - idle)}
+    return {"load_1min": load, "busy_cores": None if idle is None else int(usable_cores() - idle)}
 
 
 def now() -> str:

@@ -100,13 +100,12 @@ def _fits(X, y, qid, C, n_pairs):
 
 
 def _n_pairs(y, qid) -> int:
-    import numpy as np
+    """|P| of (y, qid): ``objective.count_pairs`` on the rows grouped by query."""
+    from rankbench.data.row_order import group_by_query
+    from rankbench.objective import count_pairs
 
-    total = 0
-    for q in np.unique(qid):
-        _, counts = np.unique(y[qid == q], return_counts=True)
-        total += (counts.sum() ** 2 - (counts ** 2).sum()) // 2
-    return int(total)
+    order, query_ptr = group_by_query(qid)
+    return int(count_pairs(y if order is None else y[order], query_ptr))
 
 
 def worker(quick: bool, with_n_jobs: bool) -> dict:

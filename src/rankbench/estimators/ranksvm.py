@@ -169,11 +169,11 @@ class RankSVM(RankerMixin, EstimatorBase):
                           stacklevel=2)
         # one thread count for the whole fit (grouping, oracle, optimizer): n_jobs=None takes the
         # cores idle now, so no kernel of this fit waits for a core another process holds
-        with numba_threads(self.n_jobs):
+        with numba_threads(self.n_jobs) as n_threads:
             data = RankingData.from_arrays(X, y, qid)
             self.compile_time_ = warm_up_kernels((oracle_cls.name,),
                                                  sparse=sp.issparse(data.X) and self.kernel is None)
-            return self._fit_data(data, optimizer, oracle_cls)
+            return self._fit_data(data, optimizer, oracle_cls, threads=n_threads)
 
     def _optimizer_kwargs(self, optimizer) -> dict:
         """Keyword arguments of ``optimizer.function`` from the estimator's parameters."""
@@ -188,15 +188,17 @@ class RankSVM(RankerMixin, EstimatorBase):
         return kwargs
 
     def _fit_data(self, data: RankingData, optimizer, oracle_cls, w0: np.ndarray | None = None,
-                  warm: WarmStart | None = None, shared: dict | None = None):
+                  warm: WarmStart | None = None, shared: dict | None = None,
+                  threads: int | None = None):
         """Fit on checked data from ``w0`` (None: the optimizer's own start, w = 0), newton_cg
         following the warm-start policy ``warm`` (None: the cold algorithm).
         ``shared`` (a dict, or None): what fits of the same data reuse, the oracle's label ranks
         (``shared["levels"]``, a ``QueryLevels``) and threadpoolctl's ``ThreadpoolController``
         (``shared["blas"]``), set by the first fit that gets the dict;
         ``fit_time_`` counts the kernel map, the oracle's construction and the optimizer run;
-        ``n_threads_`` is the numba threads they ran on (``n_jobs``, resolved when the fit starts)."""
-        with numba_threads(self.n_jobs) as n_threads:
+        ``n_threads_`` is the numba threads they ran on: ``threads`` (the count ``fit`` resolved
+        for its grouping) or else ``n_jobs`` resolved now."""
+        with numba_threads(self.n_jobs if threads is None else threads) as n_threads:
             self.n_threads_ = n_threads
             return self._fit_data_threads(data, optimizer, oracle_cls, w0, warm, shared)
 
@@ -521,8 +523,9 @@ def _fit_path(name: str, default_loss: str, params: dict, Cs, X, y, qid):
     out = []
     for k, m in enumerate(path.models):
         # each C's own (incremental) time on the path
-        report = replace(m.fit_report(), wall_total=m.fit_time_, cpu_time=float(path.cpu_time[k]),
-                         train_extra={**m.fit_report().train_extra, "warm_start": True,
+        own = m.fit_report()
+        report = replace(own, wall_total=m.fit_time_, cpu_time=float(path.cpu_time[k]),
+                         train_extra={**own.train_extra, "warm_start": True,
                                       "path_wall_s": wall,
                                       "warm_start_from_C": float(path.Cs[k - 1]) if k else None})
         out.append((m, report))
