@@ -102,6 +102,15 @@ def not_converged(runs: list[PlannedRun]) -> list[PlannedRun]:
     return [r for r in runs if r.ok and (r.record.get("train") or {}).get("converged") is False]
 
 
+def not_converged_text(runs: list[PlannedRun]) -> str:
+    """' (2 of 5 runs not converged: folds 1, 3)', or '' when every run converged."""
+    bad = not_converged(runs)
+    if not bad:
+        return ""
+    folds = ", ".join(str(r.spec["fold"]) for r in bad)
+    return f" ({len(bad)} of {len(runs)} runs not converged: fold{'s' * (len(bad) > 1)} {folds})"
+
+
 def flag(row: dict[str, Any], runs: list[PlannedRun], *columns: str) -> dict[str, Any]:
     """Mark ``columns`` of ``row`` (a dagger in Markdown) and say so in its note when a run of
     ``runs`` did not converge: a number from an unconverged solver is never shown silently."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rankbench.report.claim_rules import CLAIM_RULES
 from rankbench.report.claim_rules._common import arm, conclude, gate, merge
 from rankbench.report.ledger import ClaimContext, Verdict
-from rankbench.report.records import history, not_converged, value
+from rankbench.report.records import history, not_converged, not_converged_text, value
 
 
 def sculley_optimum(run) -> float | None:
@@ -189,13 +189,13 @@ def beats_binary_svm(cx: ClaimContext, problems: list[dict], rankers: list[str],
             tests.append(p)
             ok &= d > 0
             texts.append(f"{a.solver} {d:+.4f}" + (f" (p {p:.2g})" if len(folds) > 1 else "")
-                         + _not_converged_text(a.chosen))
+                         + not_converged_text(a.chosen))
         svm_mean = sum(sv.values()) / len(sv)
         svm_bad += len(not_converged(s_arm.chosen))
         svm_read += len(s_arm.chosen)
         parts.append((s_arm.dataset_label, conclude(
             ok, [s_arm, *r_arms], f"class-weighted SVM ROC area {svm_mean:.4f}"
-            f"{_not_converged_text(s_arm.chosen)}; each ranking method minus it: " + ", ".join(texts),
+            f"{not_converged_text(s_arm.chosen)}; each ranking method minus it: " + ", ".join(texts),
             f"exact sign-flip over {len(sv)} fold(s) per method")))
     v = parts[0][1] if len(parts) == 1 else merge(parts)
     ps = [p for p in tests if p == p]
@@ -207,11 +207,3 @@ def beats_binary_svm(cx: ClaimContext, problems: list[dict], rankers: list[str],
                    "(stopped short of their tolerance): the comparison is with where they stopped"]))
     return v
 
-
-def _not_converged_text(runs) -> str:
-    """' (2 of 5 runs not converged: folds 1, 3)', or '' when every run converged."""
-    bad = not_converged(runs)
-    if not bad:
-        return ""
-    folds = ", ".join(str(r.spec["fold"]) for r in bad)
-    return f" ({len(bad)} of {len(runs)} runs not converged: fold{'s' * (len(bad) > 1)} {folds})"

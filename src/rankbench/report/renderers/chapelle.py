@@ -22,6 +22,7 @@ from rankbench.report.records import (
     flag,
     mean_of,
     not_converged,
+    not_converged_text,
     per_query,
     skipped_reason,
     sum_of,
@@ -483,8 +484,8 @@ def letor_ohsumed_figure(ctx: RenderContext) -> Artefact:
         return {r.spec["fold"]: value(r.record, "test.ndcg@10") for r in runs}
 
     def dagger(runs) -> str:  # a measured row from a solver that stopped short says so in its label
-        bad = not_converged(runs)
-        return f" † not converged on {len(bad)} of {len(runs)} folds" if bad else ""
+        text = not_converged_text(runs)
+        return f" †{text}" if text else ""
 
     if ours:
         rows.append({"panel": "paper", "method": f"RankSVM, ours ({solver_label(ours_solver)}; C per "
