@@ -32,6 +32,16 @@ def certificate(g: np.ndarray) -> float:
     return 0.5 * float(g @ g)
 
 
+def decrement_bound(prered: float, r: np.ndarray) -> float:
+    """A certified upper bound on the Newton decrement lambda^2/2 = g.H^-1.g / 2 from an inexact
+    Newton step s with residual r = -g - H s: ``prered`` = -(g.s + s.Hs/2) plus r.H^-1.r / 2,
+    which is at most ||r||^2 / 2 because H >= I (f = ||w||^2/2 + C L is 1-strongly convex).
+    Exact: -q(s*) = -q(s) + (s* - s).H.(s* - s) / 2 with H (s* - s) = r.  A stop on it needs no
+    tighter solve, so the Newton path does not depend on tol (tol decides only where it ends)."""
+    r = np.asarray(r, dtype=np.float64)
+    return float(prered) + 0.5 * float(r @ r)
+
+
 def want_preconditioner(oracle, precondition) -> bool:
     """Whether to Jacobi-precondition CG: True/False as given; "auto": for sparse X, or for dense X
     whose column norms differ by more than 1e3 (badly scaled features, e.g. OHSUMED Feature-min

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rankbench.optim.accuracy import RESOLUTION, accuracy_dict, certificate, want_preconditioner
+from rankbench.optim.accuracy import (
+    RESOLUTION,
+    accuracy_dict,
+    certificate,
+    decrement_bound,
+    want_preconditioner,
+)
 from rankbench.optim.history import History, OptimResult
 from rankbench.optim.registry import register_optimizer
 
@@ -214,9 +220,14 @@ def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter:
         step, k = cg.x, cg.it
         n_cg += k
         gd = float(g @ step)
-        if -0.5 * gd <= tol * abs(f) and eta > confirm_rtol:
-            # candidate stop: a loose CG underestimates the decrement; confirm it with the
-            # Newton system solved to confirm_rtol (as TRON does)
+        # a certified upper bound on the decrement from the loose solve itself: where it holds,
+        # the stop needs no tighter solve and the path stays the one every tol follows
+        bound = decrement_bound(-0.5 * (gd - float(step @ cg.r)), cg.r)
+        certified = bound <= tol * abs(f)
+        if not certified and -0.5 * gd <= tol * abs(f) and eta > confirm_rtol:
+            # candidate stop: a loose CG underestimates the decrement and the bound (||r||^2 is
+            # not scale-free) does not settle it; confirm it with the Newton system solved to
+            # confirm_rtol (as TRON does)
             if probe_certificate and gd < 0.0:
                 w_try = w + step
                 f_try = oracle.fun(w_try)
@@ -238,8 +249,8 @@ def newton_cg(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter:
             n_cg += k
             gd = float(g @ step)
         if not gd < 0.0:
-            step, gd = -g, -gnorm * gnorm  # fall back on steepest descent
-        decrement = -0.5 * gd
+            step, gd, certified = -g, -gnorm * gnorm, False  # fall back on steepest descent
+        decrement = bound if certified else -0.5 * gd
         t = 1.0
         f_new = oracle.fun(w + step)
         n_back = 0

@@ -18,7 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankbench.optim.accuracy import accuracy_dict, certificate, want_preconditioner
+from rankbench.optim.accuracy import (
+    accuracy_dict,
+    certificate,
+    decrement_bound,
+    want_preconditioner,
+)
 from rankbench.optim.history import History, OptimResult
 from rankbench.optim.registry import register_optimizer
 
@@ -134,7 +139,11 @@ def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int 
         n_cg += k
         gs = float(g @ s)
         prered = -0.5 * (gs - float(s @ r))
-        if info["interior"] and prered <= tol * abs(f) and cg_rtol > confirm_rtol:
+        # a certified bound on the decrement from the loose solve: where it holds, no tighter
+        # solve, and the path stays the one every tol follows (CG steps non-increasing in tol)
+        certified = info["interior"] and decrement_bound(prered, r) <= tol * abs(f)
+        if (info["interior"] and not certified and prered <= tol * abs(f)
+                and cg_rtol > confirm_rtol):
             # a loose CG underestimates lambda^2 by up to its energy-norm error: confirm the
             # candidate stop with the full Newton step solved to confirm_rtol (Newton's forcing
             # term near the optimum, Eisenstat & Walker 1996), no trust region
@@ -144,7 +153,9 @@ def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int 
             n_cg += k
             gs = float(g @ s)
             prered = -0.5 * (gs - float(s @ r))
-        if info["interior"]:
+        if certified:
+            decrement = decrement_bound(prered, r)  # an upper bound on lambda^2/2 at w
+        elif info["interior"]:
             decrement = prered  # Newton decrement lambda^2/2 at w, to the CG residual rule
         w_new = w + s
         f_new = oracle.fun(w_new)
