@@ -23,6 +23,15 @@ def toy():
     return RankingData.from_arrays(d.X, d.y, d.qid)
 
 
+@pytest.fixture
+def confirm_path(monkeypatch):
+    """The candidate stop's confirming solve, which these options change: the certified bound
+    (prered + ||r||^2/2) settles most stops from the loose solve alone, so it is switched off
+    here to reach the confirm path on the toy; test_the_bound_settles_the_stop_without_a_confirm
+    covers the default."""
+    monkeypatch.setattr(nc, "decrement_bound", lambda prered, r: np.inf)
+
+
 def _oracle(data, C):
     return make_oracle("counting", data.X, data.y, data.query_ptr, C=C)
 
@@ -85,7 +94,18 @@ def test_reorthogonalization_memory_is_capped(monkeypatch):
     assert CGState(b, None, reorth=True).U is None
 
 
-def test_options_from_zero_keep_the_iterates(toy):
+def test_the_bound_settles_the_stop_without_a_confirm(toy, monkeypatch):
+    # the default: C = 10's cold fit stops on the certified bound, no second CG solve to 1e-4
+    seen = _cg_tolerances(monkeypatch)
+    r = newton_cg(_oracle(toy, 10.0))
+    assert r.message == DECREMENT_STOP and r.converged
+    assert not any(rtol == 1e-4 for rtol, _ in seen)
+    ref = newton_cg(_oracle(toy, 10.0), tol=1e-14, max_iter=500).f
+    assert r.f - ref <= 1e-6 * abs(ref)
+    assert r.accuracy["relative_decrement"] <= 1e-6
+
+
+def test_options_from_zero_keep_the_iterates(toy, confirm_path):
     # C = 10: the cold fit stops by a confirmed Newton decrement (a second CG solve to 1e-4)
     base = newton_cg(_oracle(toy, 10.0))
     assert base.message == DECREMENT_STOP
@@ -152,7 +172,7 @@ def _grad(data, C, w):
     return o.grad(w)
 
 
-def test_probe_stops_at_the_loose_step_when_its_certificate_holds(toy, monkeypatch):
+def test_probe_stops_at_the_loose_step_when_its_certificate_holds(toy, monkeypatch, confirm_path):
     # warm start at C = 1 from C = 0.1: without the probe the candidate stop is confirmed by a
     # second CG solve to 1e-4; with it, the loose step's certificate ends the fit
     w_prev = newton_cg(_oracle(toy, 0.1)).w
