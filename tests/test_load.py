@@ -178,3 +178,50 @@ def test_load_bench_counts_pairs_and_keeps_the_minimum():
     assert row["ratio"] == pytest.approx(1.3) and not row["met"]
     row = bench_load._target("y", 1.0, "2 threads", 0.5, 1.6, higher_is_better=True)
     assert row["ratio"] == 2.0 and row["met"]
+
+
+def test_load_bench_liblinear_rows_have_the_issues_goals():
+    from rankbench.bench import load as bench_load
+
+    fits = {"tron_tree": {"default fit_time_": 0.010},
+            bench_load.LIBLINEAR: {"default fit_time_": 0.012},
+            bench_load.EQ_OURS: {"default fit_time_": 0.006},
+            bench_load.EQ_LIB: {"default fit_time_": 0.010}}
+    eq = {"ours_tol": 1e-4, "liblinear_eps": 1e-5, "f_ref": 1.0}
+    rows = {r["case"]: r for r in bench_load._liblinear_targets("busy loop", "OHSUMED Fold1", fits, eq)}
+    dflt = rows["busy loop: OHSUMED Fold1 tron_tree default vs LIBLINEAR"]
+    assert dflt["goal"] == 1.0 and dflt["ratio"] == pytest.approx(10 / 12) and dflt["met"]
+    same = rows["busy loop: OHSUMED Fold1 tron_tree vs LIBLINEAR at equal accuracy (1e-6)"]
+    assert same["goal"] == 0.7 and same["ratio"] == pytest.approx(0.6) and same["met"]
+    assert "-e 1e-05" in same["reference"] and "tol 0.0001" in same["reference"]
+    # MQ2008 and the synthetic sizes: 0.5 at equal accuracy; no defaults row off the LETOR sets
+    rows = bench_load._liblinear_targets("idle", "synthetic 81044 x 60", fits, eq)
+    assert [(r["goal"], r["met"]) for r in rows] == [(0.5, False)]
+    rows = bench_load._liblinear_targets("idle", "MQ2008 Fold1", fits, eq)
+    assert [r["goal"] for r in rows] == [1.0, 0.5]
+    assert bench_load._liblinear_targets("idle", "MQ2008 Fold1", {}, {}) == []
+
+
+def test_equal_accuracy_picks_each_programs_loosest_tolerance_that_reaches_1e6(monkeypatch):
+    # fake fits whose objective falls with the tolerance: the rule is the same for both programs
+    from types import SimpleNamespace
+
+    import rankbench.estimators.ranksvm as rs
+    import rankbench.peers.solvers as ps
+    from rankbench.bench import peers
+
+    def fake(offset):
+        class Fit:
+            def __init__(self, C=1.0, solver=None, tol=1e-6, **_):
+                self.tol = tol
+
+            def fit(self, X, y, qid):
+                return SimpleNamespace(objective_=1.0 + offset * self.tol)
+        return Fit
+
+    monkeypatch.setattr(rs, "RankSVM", fake(0.01))     # reaches 1e-6 relative at tol 1e-4
+    monkeypatch.setattr(ps, "LiblinearRankSVM", fake(1.0))  # at -e 1e-6
+    eq = peers.equal_accuracy(None, None, None, 1.0)
+    assert eq["ours_tol"] == 1e-4 and eq["liblinear_eps"] == 1e-6
+    monkeypatch.setattr(ps, "LiblinearRankSVM", fake(1e6))  # never, down to 1e-8
+    assert peers.equal_accuracy(None, None, None, 1.0)["liblinear_eps"] is None
