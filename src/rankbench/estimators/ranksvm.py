@@ -38,7 +38,7 @@ from rankbench.optim.registry import (
     ranksvm_solvers,
     resolve_solver,
 )
-from rankbench.parallel import numba_threads, resolve_n_jobs
+from rankbench.parallel import numba_threads, one_blas_thread, resolve_n_jobs
 
 # the kernel PCA map's parameters, deprecated on RankSVM: Pipeline(KernelMap(...), RankSVM())
 KERNEL_PARAMS = ("kernel", "n_components", "gamma")
@@ -193,8 +193,7 @@ class RankSVM(RankerMixin, EstimatorBase):
         """Fit on checked data from ``w0`` (None: the optimizer's own start, w = 0), newton_cg
         following the warm-start policy ``warm`` (None: the cold algorithm).
         ``shared`` (a dict, or None): what fits of the same data reuse, the oracle's label ranks
-        (``shared["levels"]``, a ``QueryLevels``) and threadpoolctl's ``ThreadpoolController``
-        (``shared["blas"]``), set by the first fit that gets the dict;
+        (``shared["levels"]``, a ``QueryLevels``), set by the first fit that gets the dict;
         ``fit_time_`` counts the kernel map, the oracle's construction and the optimizer run;
         ``n_threads_`` is the numba threads they ran on: ``threads`` (the count ``fit`` resolved
         for its grouping) or else ``n_jobs`` resolved now."""
@@ -231,17 +230,8 @@ class RankSVM(RankerMixin, EstimatorBase):
                 kwargs["w0"] = w0
             if warm is not None:
                 kwargs["warm"] = warm
-            # the optimizers' vectors are short (d): multithreaded BLAS only adds thread wake-ups,
-            # which cost 3x the whole fit on a loaded machine; the kernels use n_jobs numba threads
-            from threadpoolctl import ThreadpoolController, threadpool_limits
-
-            if shared is None:
-                one_blas_thread = threadpool_limits(limits=1, user_api="blas")
-            else:  # the loaded BLAS libraries are looked up once (~1 ms) for all the fits
-                if "blas" not in shared:
-                    shared["blas"] = ThreadpoolController()
-                one_blas_thread = shared["blas"].limit(limits=1, user_api="blas")
-            with one_blas_thread:
+            # BLAS on one thread (parallel.one_blas_thread); the kernels use n_jobs numba threads
+            with one_blas_thread():
                 res = optimizer.function(oracle, **kwargs)
             self.fit_time_ = time.perf_counter() - t0
             self._finish(res, oracle, data, Xt, optimizer.name)

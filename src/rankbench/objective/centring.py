@@ -249,8 +249,7 @@ def centred_rmatvec(dense, Xd, indptr, indices, data, query_ptr, blocks, ref_ptr
     """X^T z with each query's rows centred, block b of rows into acc[b] (``sum_rows`` adds them)."""
     d = acc.shape[1]
     for b in prange(blocks.shape[0] - 1):
-        row = acc[b]
-        row[:] = 0.0
+        row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         s = np.zeros(d)
         i = blocks[b]
         q = _first_query(query_ptr, i)
@@ -263,6 +262,7 @@ def centred_rmatvec(dense, Xd, indptr, indices, data, query_ptr, blocks, ref_ptr
             release_refs(q, ref_ptr, ref_cols, s)
             i = e
             q += 1
+        acc[b, :] = row
 
 
 @njit(cache=True, parallel=True)
@@ -272,8 +272,7 @@ def centred_hess_diag(dense, Xd, indptr, indices, data, w, query_ptr, qblocks, r
     over the queries of block b of sum_i w_i x_ij^2 - (sum_i w_i x_ij)^2 / sum_i w_i."""
     d = acc.shape[1]
     for b in prange(qblocks.shape[0] - 1):
-        row = acc[b]
-        row[:] = 0.0
+        row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         m = np.zeros(d)
         s = np.zeros(d)
         seen = np.zeros(d, dtype=np.bool_)
@@ -314,3 +313,4 @@ def centred_hess_diag(dense, Xd, indptr, indices, data, w, query_ptr, qblocks, r
                     m[j] = 0.0
                     seen[j] = False
             release_refs(q, ref_ptr, ref_cols, s)
+        acc[b, :] = row

@@ -64,8 +64,7 @@ def counting_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_
     vals[q]."""
     kmax = _max_levels(n_levels)
     for b in prange(qblocks.shape[0] - 1):
-        row = acc[b]
-        row[:] = 0.0
+        row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         s = ref_scratch(ref_ptr, acc.shape[1])
         cursor = np.empty(kmax, dtype=np.int64)
         for q in range(qblocks[b], qblocks[b + 1]):
@@ -87,6 +86,7 @@ def counting_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_
                 add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
                                e, gz, row)
             vals[q] = val
+        acc[b, :] = row
 
 
 @njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
@@ -96,8 +96,7 @@ def counting_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref
     """The fused Hv pass: per query, d = X_q v, gamma of the squared pieces, then
     acc[block] += X_q^T (2 (diag d - gamma))_q, at the state of the last ``counting_fused_fun``."""
     for b in prange(qblocks.shape[0] - 1):
-        row = acc[b]
-        row[:] = 0.0
+        row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         s = ref_scratch(ref_ptr, acc.shape[1])
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
@@ -112,6 +111,7 @@ def counting_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref
                                          n_levels, z, M, W, offs[p], wts[p], d, gamma)
             add_query_hess_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
                                 e, diag, d, gamma, row)
+        acc[b, :] = row
 
 
 @register_oracle

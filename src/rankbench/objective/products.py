@@ -37,7 +37,11 @@ BIG_QUERY_ROWS = 8 * ROWS_PER_BLOCK
 
 def max_blocks(n: int, d: int, nnz: int) -> int:
     """Blocks of rows for X^T z: at most MAX_BLOCKS, at least ROWS_PER_BLOCK rows each, and an
-    accumulator (blocks x d floats) of at most a quarter of X's stored values."""
+    accumulator (blocks x d floats) of at most a quarter of X's stored values.  Each block sums
+    into a row of its own (allocated by the thread) and copies it to acc[b] once: summing into
+    acc[b] itself, whose neighbouring rows share cache lines when d is small, made the threads
+    invalidate each other's lines on every update (false sharing; OHSUMED's X^T z, 9219 x 45 in
+    2 blocks: 114 us against 43 us, and 69 us on one thread)."""
     by_rows = max(1, n // ROWS_PER_BLOCK)
     by_memory = max(1, nnz // (4 * max(d, 1)))
     return int(min(MAX_BLOCKS, by_rows, by_memory))
@@ -77,13 +81,13 @@ def dense_rmatvec(X, z, blocks, acc):
     d = X.shape[1]
     nb = blocks.shape[0] - 1
     for b in prange(nb):
-        row = acc[b]
-        row[:] = 0.0
+        row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         for i in range(blocks[b], blocks[b + 1]):
             zi = z[i]
             if zi != 0.0:
                 for j in range(d):
                     row[j] += zi * X[i, j]
+        acc[b, :] = row
 
 
 @njit(cache=True, parallel=True)
@@ -92,8 +96,7 @@ def dense_hess_diag(X, w, query_ptr, qblocks, acc):
     d = X.shape[1]
     nb = qblocks.shape[0] - 1
     for b in prange(nb):
-        row = acc[b]
-        row[:] = 0.0
+        row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         m = np.zeros(d)
         for q in range(qblocks[b], qblocks[b + 1]):
             tot = 0.0
@@ -110,6 +113,7 @@ def dense_hess_diag(X, w, query_ptr, qblocks, acc):
                 for j in range(d):
                     row[j] -= m[j] * m[j] * inv
                     m[j] = 0.0
+        acc[b, :] = row
 
 
 # CSR X --------------------------------------------------------------------------------------
@@ -145,13 +149,13 @@ def csr_rmatvec(indptr, indices, data, z, blocks, acc):
     """X^T z for X in CSR, by blocks of rows into block-private rows of acc."""
     nb = blocks.shape[0] - 1
     for b in prange(nb):
-        row = acc[b]
-        row[:] = 0.0
+        row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         for i in range(blocks[b], blocks[b + 1]):
             zi = z[i]
             if zi != 0.0:
                 for k in range(indptr[i], indptr[i + 1]):
                     row[np.uint64(indices[k])] += zi * data[k]
+        acc[b, :] = row
 
 
 @njit(cache=True, parallel=True)
@@ -161,8 +165,7 @@ def csr_hess_diag(indptr, indices, data, w, query_ptr, qblocks, acc):
     d = acc.shape[1]
     nb = qblocks.shape[0] - 1
     for b in prange(nb):
-        row = acc[b]
-        row[:] = 0.0
+        row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         m = np.zeros(d)
         seen = np.zeros(d, dtype=np.bool_)
         touched = np.empty(d, dtype=np.int64)
@@ -188,6 +191,7 @@ def csr_hess_diag(indptr, indices, data, w, query_ptr, qblocks, acc):
                 row[j] -= m[j] * m[j] * inv
                 m[j] = 0.0
                 seen[j] = False
+        acc[b, :] = row
 
 
 @njit(cache=True, parallel=True)

@@ -154,8 +154,7 @@ def tree_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals
     acc[block] += X_q^T gz_q.  Fills z, order, gz, diag and vals[q]."""
     kmax = _max_levels(n_levels)
     for b in prange(qblocks.shape[0] - 1):
-        row = acc[b]
-        row[:] = 0.0
+        row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         s = ref_scratch(ref_ptr, acc.shape[1])
         F = np.empty(FW_LANES * (kmax + 1))
         for q in range(qblocks[b], qblocks[b + 1]):
@@ -175,6 +174,7 @@ def tree_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals
                 add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
                                e, gz, row)
             vals[q] = val
+        acc[b, :] = row
 
 
 @njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
@@ -185,8 +185,7 @@ def tree_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_val
     acc[block] += X_q^T (2 (diag d - gamma))_q, at the state of the last ``tree_fused_fun``."""
     kmax = _max_levels(n_levels)
     for b in prange(qblocks.shape[0] - 1):
-        row = acc[b]
-        row[:] = 0.0
+        row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         s = ref_scratch(ref_ptr, acc.shape[1])
         fs = np.empty(kmax + 1)
         for q in range(qblocks[b], qblocks[b + 1]):
@@ -203,6 +202,7 @@ def tree_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_val
                                      gamma, fs)
             add_query_hess_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
                                 e, diag, d, gamma, row)
+        acc[b, :] = row
 
 
 @register_oracle
