@@ -9,11 +9,13 @@ sweep or a job of Hydra's joblib launcher does).
 Under each load every fit runs in fresh worker processes (``python -m rankbench.bench.load
 --worker``): one with the default thread settings, which times each fit at its defaults and
 again with ``n_jobs=1``, and one with ``NUMBA_NUM_THREADS=1`` (the serial reference); the two
-alternate ``rounds`` times and each time is the minimum over rounds and repeats (a warm-up fit
-first, numba compilation excluded).  Problems: OHSUMED and MQ2008 QueryLevelNorm Fold1 train
+alternate ``rounds`` times (default 1) and each time is the minimum over rounds and repeats (7
+on the LETOR sets, 3 on the larger problems, 2 for a fit of seconds; a warm-up fit first, numba
+compilation excluded).  Problems: OHSUMED and MQ2008 QueryLevelNorm Fold1 train
 (when ``RANKBENCH_DATA`` has them) and the 480k x 46 dense LETOR-like problem of the targets
 part; fits: the RankSVM solvers of the papers (PRSVM on explicit pairs only where its pairs fit
-in memory), SPD (``SPDRanker()``, 1e5 Pegasos steps) and LambdaMART (``LambdaMART()``).
+in memory, and the hinge cutting plane only on the LETOR sets: 65 s a fit at 480k), SPD
+(``SPDRanker()``, 1e5 Pegasos steps) and LambdaMART (``LambdaMART()``).
 
 Targets (rows with a goal): default / serial <= 1.25 under every load; ``n_jobs=1`` / serial
 <= 1.05; idle, the 2-thread speed-up of ``tron_tree`` on the 480k problem >= 1.6; against
@@ -106,6 +108,8 @@ def _fits(name, C, n_pairs, serial: bool, equal: dict | None):
         for solver in RANKSVM_SOLVERS:
             if solver == "prsvm" and n_pairs > PAIRS_LIMIT:
                 continue
+            if solver == "cutting_plane" and n_pairs > PAIRS_LIMIT:
+                continue  # 65 s a fit on the 480k problem (to its max_iter): OHSUMED and MQ2008 only
             yield solver, (lambda n, s=solver: RankSVM(C=C, solver=s, n_jobs=n))
         yield "SPD", (lambda n: SPDRanker())  # serial by construction: n_jobs does not apply
         yield "LambdaMART", (lambda n: LambdaMART(n_jobs=1 if n is None else n))
@@ -148,12 +152,18 @@ def worker(quick: bool, with_n_jobs: bool, equal: dict | None = None) -> dict:
         for fit, make in _fits(name, C, n_pairs, serial, (equal or {}).get(name)):
             peer = fit.startswith(LIBLINEAR)
             variants = [("default", None)] + ([("n_jobs=1", 1)] if with_n_jobs else [])
-            if peer or fit == EQ_OURS or _liblinear_rows_only(name):
-                variants = variants[:1]  # LIBLINEAR's rows: each program at its own settings
+            if peer or fit in (EQ_OURS, "LambdaMART", "SPD") or _liblinear_rows_only(name):
+                # LIBLINEAR's rows: each program at its own settings; LambdaMART's default is
+                # n_jobs=1 and SPD is serial: a second variant would time the same fit
+                variants = variants[:1]
             times: dict = {}
-            for _label, n in variants:
+            slow = peer and X.shape[0] > 100_000  # a program of its own: nothing to compile
+            t = time.perf_counter()
+            for _label, n in variants if not peer else ():
                 make(n).fit(X, y, qid=qid)  # compiled, caches warm
-            for _ in range(2 if peer and X.shape[0] > 100_000 else repeats):
+            slow = slow or time.perf_counter() - t > 2.0 * len(variants)
+            # fits of seconds (the 480k problem's sgd_queries, LambdaMART, LIBLINEAR): 2 repeats
+            for _ in range(2 if slow else repeats):
                 for label, n in variants:  # interleaved: they see the same load
                     t = time.perf_counter()
                     est = make(n).fit(X, y, qid=qid)
@@ -231,7 +241,7 @@ def _target(case, measured, reference, ref_value, goal, higher_is_better=False, 
 def run(quick: bool = False, rounds: int | None = None) -> list[dict]:
     import tempfile
 
-    rounds = rounds or (1 if quick else 2)
+    rounds = rounds or 1
     equal = equal_settings(quick)  # idle, before any load: tolerances, not timings
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(equal, fh)
@@ -249,8 +259,12 @@ def _run_loads(quick: bool, rounds: int, equal: dict, equal_file: str) -> list[d
             default: dict = {}
             serial: dict = {}
             for _ in range(rounds):
+                t = time.perf_counter()
                 _merge_min(default, _run_worker(quick, serial=False, equal_file=equal_file))
+                print(f"[load] {load}: default worker {time.perf_counter() - t:.0f} s", flush=True)
+                t = time.perf_counter()
                 _merge_min(serial, _run_worker(quick, serial=True))
+                print(f"[load] {load}: serial worker {time.perf_counter() - t:.0f} s", flush=True)
         finally:
             if proc is not None:
                 proc.kill()
