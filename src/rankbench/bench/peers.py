@@ -53,7 +53,10 @@ def _missing(peer: str, case: str) -> dict:
             "note": f"peer {peer} not built: run make peers"}
 
 
-def _problems(quick: bool):
+def problems(quick: bool):
+    """(label, RankingData, C) of the LIBLINEAR comparison: OHSUMED and MQ2008 Fold1 train when
+    present, and the dense synthetic 81k x 60 problem (2k x 60 with ``quick``); the load part
+    times the same problems."""
     from rankbench.data import dataset_available, load_fold
     from rankbench.data.synthetic import make_letor_like
 
@@ -95,7 +98,7 @@ def liblinear_rows(quick: bool, repeats: int = 5) -> list[dict]:
     if not built("liblinear"):
         return [_missing("liblinear", "liblinear_ranksvm")]
     rows = []
-    for label, d, C in _problems(quick):
+    for label, d, C in problems(quick):
         eq = equal_accuracy(d.X, d.y, d.qid, C)
         ref = eq["f_ref"]
         settings = [("defaults", {}, {})]

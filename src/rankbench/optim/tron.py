@@ -141,7 +141,8 @@ def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int 
         prered = -0.5 * (gs - float(s @ r))
         # a certified bound on the decrement from the loose solve: where it holds, no tighter
         # solve, and the path stays the one every tol follows (CG steps non-increasing in tol)
-        certified = info["interior"] and decrement_bound(prered, r) <= tol * abs(f)
+        bound = decrement_bound(prered, r) if info["interior"] else np.inf
+        certified = bound <= tol * abs(f)
         if (info["interior"] and not certified and prered <= tol * abs(f)
                 and cg_rtol > confirm_rtol):
             # a loose CG underestimates lambda^2 by up to its energy-norm error: confirm the
@@ -154,7 +155,7 @@ def tron(oracle, w0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int 
             gs = float(g @ s)
             prered = -0.5 * (gs - float(s @ r))
         if certified:
-            decrement = decrement_bound(prered, r)  # an upper bound on lambda^2/2 at w
+            decrement = bound  # an upper bound on lambda^2/2 at w
         elif info["interior"]:
             decrement = prered  # Newton decrement lambda^2/2 at w, to the CG residual rule
         w_new = w + s
