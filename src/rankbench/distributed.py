@@ -157,12 +157,11 @@ class ShardWorker:
 
         o = self._base
         X = o.X
+        # dense column norms and max |x| from the oracle's check of X (one read)
         col_sq = (np.asarray(X.multiply(X).sum(axis=0)).ravel() if sp.issparse(X)
-                  else np.einsum("ij,ij->j", X, X))
-        data = X.data if sp.issparse(X) else X
-        max_abs = float(np.abs(data).max()) if data.size else 0.0
+                  else o.col_sq_norms)
         return {"n_docs": o.n_docs, "n_pairs": o.n_pairs(), "col_sq": col_sq, "sparse": sp.issparse(X),
-                "max_abs": max_abs, "node_id": ray.get_runtime_context().get_node_id(),
+                "max_abs": o.max_abs_x, "node_id": ray.get_runtime_context().get_node_id(),
                 "pid": os.getpid(), "rss": _rss_bytes()}
 
     def ping(self) -> int:
@@ -195,10 +194,9 @@ class ShardWorker:
 
     def margins(self, w: np.ndarray) -> tuple[int, int]:
         """(pairs, pairs with w.x_i - w.x_j >= 1) of this shard."""
-        from rankbench.objective import pairs_with_margin
+        from rankbench.objective import margin_pairs
 
-        o = self._base
-        return pairs_with_margin(w, o.X, o.y, o.query_ptr, levels=getattr(o, "levels", None))
+        return margin_pairs(self._base, w)
 
     def drop(self, slot: int) -> None:
         self._slots.pop(slot, None)
@@ -679,7 +677,7 @@ def fit_sharded(estimator, dataset, n_shards: int | None = None):
         estimator.fit_time_ = time.perf_counter() - t0
         estimator.compile_time_ = 0.0  # the actors compile (or load) their kernels while loading
         estimator.kernel_map_ = None
-        estimator._finish(res, oracle, None, None, optimizer.name)
+        estimator._finish(res, oracle, None, optimizer.name)
         estimator.extra_["n_shards"] = int(oracle.n_shards)
         estimator.extra_["sharded_dataset"] = str(oracle.dataset.path)
         estimator.extra_["shard_restarts"] = int(sum(oracle.restarts))

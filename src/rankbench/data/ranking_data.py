@@ -284,6 +284,12 @@ def check_feature_matrix(X: Any, n_features: int | None = None, *, copy: bool = 
     """X as float64 C-contiguous ndarray or CSR (sorted indices); ValueError for bad shape, NaN/inf, width. O(nnz).
 
     ``owner``: the fitted estimator's name, for scikit-learn's wording of a width mismatch."""
+    return check_feature_matrix_stats(X, n_features, copy=copy, owner=owner)[0]
+
+
+def check_feature_matrix_stats(X: Any, n_features: int | None = None, *, copy: bool = False,
+                               owner: str | None = None) -> tuple[ArrayOrCSR, FeatureStats]:
+    """``check_feature_matrix`` and the FeatureStats of the same read of X."""
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=copy)
         X.sum_duplicates()
@@ -292,13 +298,13 @@ def check_feature_matrix(X: Any, n_features: int | None = None, *, copy: bool = 
         X = np.array(X, dtype=np.float64, copy=copy or None, order="C")
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (documents x features), got {X.ndim}-D")
-    _check_finite_X(X)
+    stats = _check_finite_X(X)
     if n_features is not None and X.shape[1] != n_features:
         if owner is not None:
             raise ValueError(f"X has {X.shape[1]} features, but {owner} is expecting {n_features} "
                              "features as input")
         raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {n_features}")
-    return X
+    return X, stats
 
 
 _ASCII_SPACE = np.array([9, 10, 11, 12, 13, 32], dtype=np.uint32)
@@ -353,29 +359,106 @@ def _n_nonfinite(a):
     return c
 
 
+# rows (dense) or stored values (CSR) per block of the statistics pass: blocks fixed by the
+# size, not the thread count, so the sums are the same on any number of threads
+_STATS_BLOCK = 1 << 14
+
+
 @njit(cache=True, parallel=True)
-def _max_abs(a):
-    m = 0.0
-    for i in prange(a.shape[0]):
-        m = max(m, abs(a[i]))
-    return m
+def _dense_stats(X):
+    """Per column of a C-order 2-D array, (sum of squares, max |x|), in one read on every core.
+    Branch-free (vectorized over the columns): a NaN or inf leaves its column's sum non-finite,
+    which the caller then counts exactly (the max alone would drop a NaN)."""
+    n, d = X.shape
+    nb = max(1, (n + _STATS_BLOCK - 1) // _STATS_BLOCK)
+    sq = np.zeros((nb, d))
+    mx = np.zeros((nb, d))
+    for b in prange(nb):
+        s = np.zeros(d)  # the block's own rows (no false sharing), copied at the end
+        m = np.zeros(d)
+        for i in range(b * _STATS_BLOCK, min(n, (b + 1) * _STATS_BLOCK)):
+            for j in range(d):
+                x = X[i, j]
+                s[j] += x * x
+                m[j] = max(m[j], abs(x))
+        sq[b, :] = s
+        mx[b, :] = m
+    col_sq = np.zeros(d)
+    col_max = np.zeros(d)
+    for b in range(nb):  # in block order: the same sums on any number of threads
+        for j in range(d):
+            col_sq[j] += sq[b, j]
+            col_max[j] = max(col_max[j], mx[b, j])
+    return col_sq, col_max
+
+
+@njit(cache=True, parallel=True)
+def _values_stats(a):
+    """(number of NaN / inf entries, max |x| over the finite ones) of a 1-D array in one read."""
+    n = a.shape[0]
+    nb = max(1, (n + _STATS_BLOCK - 1) // _STATS_BLOCK)
+    bad = np.zeros(nb, dtype=np.int64)
+    mx = np.zeros(nb)
+    for b in prange(nb):
+        c = 0
+        m = 0.0
+        for i in range(b * _STATS_BLOCK, min(n, (b + 1) * _STATS_BLOCK)):
+            x = abs(a[i])
+            if x <= np.inf:  # finite or inf (NaN compares false)
+                if x == np.inf:
+                    c += 1
+                else:
+                    m = max(m, x)
+            else:
+                c += 1
+        bad[b] = c
+        mx[b] = m
+    return bad.sum(), mx.max()
+
+
+@dataclass(frozen=True)
+class FeatureStats:
+    """What one read of a checked X gives beside its finiteness: max |x_ij| (the overflow check
+    of ``objective/readiness.py``) and, for dense X, the squared column norms (the CG
+    preconditioner's choice, ``optim/accuracy.want_preconditioner``; None for CSR)."""
+
+    max_abs: float
+    col_sq_norms: np.ndarray | None
+
+
+def feature_stats(X: ArrayOrCSR) -> tuple[int, FeatureStats]:
+    """(number of NaN / inf entries, FeatureStats) of a float64 C-order array or CSR, in one
+    read of the stored values and without a copy."""
+    if sp.issparse(X):
+        if X.data.shape[0] == 0:
+            return 0, FeatureStats(0.0, None)
+        bad, mx = _values_stats(X.data)
+        return int(bad), FeatureStats(float(mx), None)
+    if X.size == 0:
+        return 0, FeatureStats(0.0, np.zeros(X.shape[1]))
+    col_sq, col_max = _dense_stats(X)
+    bad = 0
+    if not np.all(np.isfinite(col_sq)):  # a NaN / inf, or squares beyond float64: count exactly
+        bad = int(_n_nonfinite(X.reshape(-1)))
+    return bad, FeatureStats(float(col_max.max()), col_sq)
 
 
 def max_abs(X: ArrayOrCSR) -> float:
     """max |x_ij| of a float64 C-order array or CSR, in one read and without a copy (0 if empty)."""
-    data = X.data if sp.issparse(X) else np.ascontiguousarray(X).reshape(-1)
-    return float(_max_abs(data)) if data.shape[0] else 0.0
+    return feature_stats(X)[1].max_abs
 
 
-def _check_finite_X(X: ArrayOrCSR) -> None:
-    data = X.data if sp.issparse(X) else X.reshape(-1)
-    if _n_nonfinite(data):
+def _check_finite_X(X: ArrayOrCSR) -> FeatureStats:
+    """ValueError naming the first row with a NaN or inf; else X's FeatureStats (same read)."""
+    bad, stats = feature_stats(X)
+    if bad:
         if sp.issparse(X):
-            bad = int(np.flatnonzero(~np.isfinite(X.data))[0])
-            row = int(np.searchsorted(X.indptr, bad, side="right") - 1)
+            first = int(np.flatnonzero(~np.isfinite(X.data))[0])
+            row = int(np.searchsorted(X.indptr, first, side="right") - 1)
         else:
             row = int(np.flatnonzero(~np.all(np.isfinite(X), axis=1))[0])
         raise ValueError(f"X contains NaN or inf (first at row {row})")
+    return stats
 
 
 def _first_bad(a: np.ndarray) -> int:

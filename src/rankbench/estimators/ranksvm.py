@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from rankbench.data.ranking_data import RankingData
 from rankbench.estimators.base import EstimatorBase, RankerMixin, convergence_warning
 from rankbench.estimators.registry import register_solver
-from rankbench.objective import ORACLES, pairs_with_margin
+from rankbench.objective import ORACLES, margin_pairs
 from rankbench.objective.base import check_C
 from rankbench.objective.readiness import check_representable, warm_up_kernels  # noqa: F401 (API)
 from rankbench.optim.newton_cg import WARM, WarmStart
@@ -234,13 +234,13 @@ class RankSVM(RankerMixin, EstimatorBase):
             with one_blas_thread():
                 res = optimizer.function(oracle, **kwargs)
             self.fit_time_ = time.perf_counter() - t0
-            self._finish(res, oracle, data, Xt, optimizer.name)
+            self._finish(res, oracle, data, optimizer.name)
         finally:
             if self.n_shards is not None:
                 oracle.close()
         return self
 
-    def _finish(self, res, oracle, data, Xt, optimizer: str):
+    def _finish(self, res, oracle, data, optimizer: str):
         """Fitted attributes from an OptimResult; refuses non-finite weights."""
         if not np.all(np.isfinite(res.w)):
             raise FloatingPointError(f"RankSVM solver {self.solver!r} diverged (non-finite weights)")
@@ -259,11 +259,10 @@ class RankSVM(RankerMixin, EstimatorBase):
             warnings.warn(self._convergence_advice(res), convergence_warning(), stacklevel=3)
         self.n_features_in_ = oracle.n_features if data is None else data.n_features
         self.n_pairs_ = oracle.n_pairs()
-        if data is None:  # a sharded data set: the shards count their pairs
+        if hasattr(oracle, "pairs_with_margin"):  # a sharded oracle: the shards count their pairs
             n_pairs, n_ge1 = oracle.pairs_with_margin(res.w)
         else:
-            n_pairs, n_ge1 = pairs_with_margin(res.w, Xt, data.y, data.query_ptr,
-                                               levels=getattr(oracle, "levels", None))
+            n_pairs, n_ge1 = margin_pairs(oracle, res.w)
         # share of pairs with margin >= 1 = share of zero dual variables of the L2-loss dual
         self.zero_dual_share_ = n_ge1 / n_pairs if n_pairs else float("nan")
         # solver facts the harness copies into a record's "extra"

@@ -24,6 +24,7 @@ from rankbench.objective.losses import LOSSES, PairLoss, get_loss, loss_names
 from rankbench.objective.products import XProducts
 from rankbench.objective.query_levels import QueryLevels
 from rankbench.objective.score_order import sort_within_queries
+from rankbench.objective.sweep_oracle import SweepOracle
 from rankbench.plugins import import_submodules
 
 # isort: off
@@ -42,7 +43,7 @@ import_submodules(__name__)  # every other module of the package: its oracles re
 __all__ = [
     "LOSSES", "ORACLES", "BruteForceOracle", "CountingOracle", "DirectOracle", "ExplicitPairsOracle",
     "JoachimsOracle", "PairLoss", "PairOracle", "QueryLevels", "TreeOracle", "count_pairs", "get_loss",
-    "loss_names", "make_oracle", "pairs_with_margin", "ranksvm_objective", "register_oracle",
+    "loss_names", "make_oracle", "margin_pairs", "pairs_with_margin", "ranksvm_objective", "register_oracle",
 ]
 
 
@@ -80,6 +81,27 @@ def pairs_with_margin(w, X, y, query_ptr, levels: QueryLevels | None = None) -> 
         z = np.ascontiguousarray(np.asarray(X @ w, dtype=np.float64).ravel())
     order = sort_within_queries(z, query_ptr)
     active = tree_active_pairs(order, query_ptr, lv.qrank, lv.n_levels, z, 1.0)
+    p = lv.n_pairs()
+    return p, p - int(active)
+
+
+def margin_pairs(oracle: PairOracle, w) -> tuple[int, int]:
+    """``pairs_with_margin`` on an oracle's own data: its checked X, label ranks and centred
+    products (no second check of X, no second centring), and the scores and order of its last
+    ``fun`` when that was at this w (an optimizer's last point); else X w sorted, seeded by the
+    oracle's last order (the order by (score, index) is unique, so the seed changes only the time)."""
+    w = _check_w(w, oracle.n_features)
+    lv = oracle.levels
+    z = order = None
+    at_w = False
+    if isinstance(oracle, SweepOracle):  # the oracles that keep the scores and their order
+        last, z, order = oracle._last_fun, oracle._z, oracle._order
+        at_w = (last is not None and oracle._score_shift is None and z is not None
+                and order is not None and np.array_equal(last[0], w))
+    if not at_w:  # (with a score shift the oracle's z is shifted: the margins are of X w)
+        z = oracle.scores(w)
+        order = sort_within_queries(z, oracle.query_ptr, order)
+    active = tree_active_pairs(order, oracle.query_ptr, lv.qrank, lv.n_levels, z, 1.0)
     p = lv.n_pairs()
     return p, p - int(active)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from rankbench.data.ranking_data import check_feature_matrix, check_labels
+from rankbench.data.ranking_data import FeatureStats, check_feature_matrix_stats, check_labels
 from rankbench.objective.losses import (
     DOCUMENT_DELTAS,
     PairLoss,
@@ -37,7 +37,12 @@ from rankbench.objective.query_levels import QueryLevels
 
 def check_problem(X, y, query_ptr) -> tuple[object, np.ndarray, np.ndarray]:
     """Validate (X, y, query_ptr) before any kernel runs; ValueError naming the problem."""
-    X = check_feature_matrix(X)
+    return check_problem_stats(X, y, query_ptr)[:3]
+
+
+def check_problem_stats(X, y, query_ptr) -> tuple[object, np.ndarray, np.ndarray, FeatureStats]:
+    """``check_problem`` and the FeatureStats of its read of X (max |x|, column norms)."""
+    X, stats = check_feature_matrix_stats(X)
     n = X.shape[0]
     y = check_labels(y, n)
     if query_ptr is None:
@@ -50,7 +55,7 @@ def check_problem(X, y, query_ptr) -> tuple[object, np.ndarray, np.ndarray]:
         raise ValueError(f"query_ptr must start at 0 and end at n_docs={n}, got {query_ptr[0]}..{query_ptr[-1]}")
     if np.any(np.diff(query_ptr) < 0):
         raise ValueError("query_ptr must be non-decreasing")
-    return X, y, query_ptr
+    return X, y, query_ptr, stats
 
 
 def check_C(C) -> float:
@@ -107,7 +112,11 @@ class PairOracle:
     def __init__(self, X, y, query_ptr=None, C: float = 1.0, loss: str | PairLoss = "squared_hinge",
                  rescaling: str | None = None, delta="gain_difference",
                  levels: QueryLevels | None = None):
-        self.X, self.y, self.query_ptr = check_problem(X, y, query_ptr)
+        self.X, self.y, self.query_ptr, stats = check_problem_stats(X, y, query_ptr)
+        # from the same read of X as the check: the overflow check's max |x| (readiness.py) and
+        # the dense column norms that decide CG's preconditioner (optim/accuracy.py)
+        self.max_abs_x = stats.max_abs
+        self.col_sq_norms = stats.col_sq_norms
         self.C = check_C(C)
         self.requested_loss = get_loss(loss)
         self.loss = self.loss_form(self.requested_loss)
@@ -128,6 +137,7 @@ class PairOracle:
         # each query's rows centred where a column has a large offset (objective/centring.py)
         self._prod = XProducts(self.X, self.query_ptr, centre=True)
         self._xtg = None  # X^T dL/dz when a subclass's own pass of fun computed it
+        self._last_fun: tuple[np.ndarray, float, float] | None = None  # (w, C, f) of the state held
         self._gz: np.ndarray | None = None
         self._setup()
 
@@ -224,6 +234,7 @@ class PairOracle:
         without touching the original's state at its own w."""
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
+        new._last_fun = None
         return new
 
     @classmethod
@@ -276,6 +287,7 @@ class PairOracle:
     def loss_at_scores(self, z: np.ndarray) -> float:
         """sum_{(i,j) in P} loss(z_i - z_j), also caching dL/dz and the Hessian state."""
         self._xtg = None
+        self._last_fun = None  # the state is now these scores', not the last fun's w
         z = np.ascontiguousarray(z, dtype=np.float64)
         if self._score_shift is not None:
             z = z - self._score_shift  # document margin rescaling: same L, dL/dz and Hessian in u
@@ -284,9 +296,17 @@ class PairOracle:
         return float(L)
 
     def fun(self, w: np.ndarray) -> float:
-        """f(w) = 1/2 ||w||^2 + C L(Xw); caches what grad and hess_vec at this w reuse."""
+        """f(w) = 1/2 ||w||^2 + C L(Xw); caches what grad and hess_vec at this w reuse.  Called
+        again at the w of the last call (an overflow check at w = 0, then the optimizer's start),
+        it returns that value: the cached state is already this w's."""
         w = np.asarray(w, dtype=np.float64)
-        return 0.5 * float(w @ w) + self.C * self._loss_at(w)
+        last = self._last_fun
+        if (last is not None and last[1] == self.C and last[0].shape == w.shape
+                and np.array_equal(last[0], w)):
+            return last[2]
+        f = 0.5 * float(w @ w) + self.C * self._loss_at(w)
+        self._last_fun = (w.copy(), self.C, f)
+        return f
 
     def _loss_at(self, w: np.ndarray) -> float:
         """L(Xw), caching dL/dz and the Hessian state (a subclass may fuse it with the products)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,7 +45,7 @@ class QueryLevels:
         grank = np.searchsorted(levels, y).astype(np.int64, copy=False).ravel()
         qrank = np.zeros(n, dtype=np.int64)
         n_levels = np.zeros(nq, dtype=np.int64)
-        _rank_within_queries(query_ptr, grank, qrank, n_levels)
+        _rank_within_queries(query_ptr, grank, qrank, n_levels, levels.shape[0])
         # bucket bounds: for query q, level r occupies bounds[off[q]+r] : bounds[off[q]+r+1]
         offsets = np.zeros(nq + 1, dtype=np.int64)
         np.cumsum(n_levels + 1, out=offsets[1:])
@@ -67,24 +67,49 @@ class QueryLevels:
         return int((np.sum(sizes**2) - np.sum(counts**2)) // 2)
 
 
-@njit(cache=True)
-def _rank_within_queries(query_ptr, grank, qrank, n_levels):
+# queries per parallel block of ``_rank_within_queries``; label sets of at most SMALL_LEVELS
+# distinct values (graded relevance: 2-5) are ranked through a table instead of a sort
+_RANK_BLOCK = 256
+SMALL_LEVELS = 64
+
+
+@njit(cache=True, parallel=True)
+def _rank_within_queries(query_ptr, grank, qrank, n_levels, n_global):
     """qrank[i] = rank of grank[i] among the distinct values of its query, n_levels[q] their
-    number; O(n_q log n_q) per query."""
-    for q in range(query_ptr.shape[0] - 1):
-        a = query_ptr[q]
-        b = query_ptr[q + 1]
-        if b == a:
-            continue
-        vals = np.sort(grank[a:b])
-        k = 0
-        for t in range(b - a):  # distinct values, in place at the front
-            if t == 0 or vals[t] != vals[t - 1]:
-                vals[k] = vals[t]
-                k += 1
-        n_levels[q] = k
-        for i in range(a, b):
-            qrank[i] = np.searchsorted(vals[:k], grank[i])
+    number; queries in parallel blocks (each writes only its own documents).  With at most
+    SMALL_LEVELS global levels, a table over them per query, O(n_q + levels); else a sort,
+    O(n_q log n_q)."""
+    nq = query_ptr.shape[0] - 1
+    small = n_global <= SMALL_LEVELS
+    for blk in prange((nq + _RANK_BLOCK - 1) // _RANK_BLOCK):
+        table = np.empty(n_global if small else 0, dtype=np.int64)
+        for q in range(blk * _RANK_BLOCK, min(nq, (blk + 1) * _RANK_BLOCK)):
+            a = query_ptr[q]
+            b = query_ptr[q + 1]
+            if b == a:
+                continue
+            if small:
+                table[:] = -1
+                for i in range(a, b):
+                    table[grank[i]] = 0
+                k = 0
+                for g in range(n_global):  # present levels, ascending: their rank in the query
+                    if table[g] == 0:
+                        table[g] = k
+                        k += 1
+                n_levels[q] = k
+                for i in range(a, b):
+                    qrank[i] = table[grank[i]]
+                continue
+            vals = np.sort(grank[a:b])
+            k = 0
+            for t in range(b - a):  # distinct values, in place at the front
+                if t == 0 or vals[t] != vals[t - 1]:
+                    vals[k] = vals[t]
+                    k += 1
+            n_levels[q] = k
+            for i in range(a, b):
+                qrank[i] = np.searchsorted(vals[:k], grank[i])
 
 
 @njit(cache=True)

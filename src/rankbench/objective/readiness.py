@@ -38,7 +38,7 @@ def warm_up_kernels(oracles: tuple[str, ...] | None = None, sparse: bool | None 
         _WARM.add((name, is_sparse))
     X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [1.0, 1.0]])
     pairs_with_margin(np.ones(2), X, np.array([2, 0, 1, 0]), np.array([0, 4], dtype=np.int64))
-    max_abs(X)  # check_representable's, inside the timed part of fit
+    max_abs(X)  # the oracle check's read of X (feature_stats), inside the timed part of fit
     max_abs(sp.csr_matrix(X))
     return time.perf_counter() - t
 
@@ -47,8 +47,9 @@ def check_representable(oracle, X=None) -> None:
     """ValueError when float64 cannot represent the problem: f(0) = C * sum of losses at margin
     (or the scores' range) overflows, so no objective or gradient of it would be finite.
     ``X``: the oracle's matrix (None = ``oracle.X``)."""
-    # a sharded oracle reports its shards' max |x| (it holds no X)
-    xmax = getattr(oracle, "max_abs_x", None) if X is None else None
+    # the oracle's max |x| from its check's read of X (a sharded oracle: its shards'), unless
+    # asked about another matrix
+    xmax = getattr(oracle, "max_abs_x", None) if X is None or X is getattr(oracle, "X", None) else None
     if xmax is None:
         xmax = max_abs(oracle.X if X is None else X)  # no |X| copy
     f0 = oracle.fun(np.zeros(oracle.n_features))

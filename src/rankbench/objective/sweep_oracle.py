@@ -50,13 +50,16 @@ class SweepOracle(PairOracle):
         self._z = None
         self._diag = None
         self._fused_args = None
-        # z, dL/dz and the curvature of the fused pass, overwritten by each fun
+        # z, dL/dz and the curvature of the fused pass, overwritten by each fun; the Hv pass's
+        # two n-vectors (fresh ones cost a page fault per 4 KB on every product)
         self._fused_bufs = None
+        self._hess_bufs = None
 
     def __copy__(self):
         """A shallow copy with its own order and fused buffers (written in place by fun)."""
         new = super().__copy__()
         new._fused_bufs = None
+        new._hess_bufs = None
         new._order = None
         return new
 
@@ -161,8 +164,10 @@ class SweepOracle(PairOracle):
         rows, common = self._fused_common()
         n = self.n_docs
         acc = self._prod.acc[: self._prod.qblocks.shape[0] - 1]
+        if self._hess_bufs is None:  # d = X v and gamma, reused by every later product
+            self._hess_bufs = (np.empty(n), np.empty(n))
         self.fused_kernels[1](*rows, np.ascontiguousarray(v, dtype=np.float64), *common,
-                              self._order, self._z, self._diag, np.empty(n), np.empty(n), acc,
+                              self._order, self._z, self._diag, *self._hess_bufs, acc,
                               *self._fused_hess_extra())
         out = np.empty(self.n_features)
         sum_rows(acc, out)

@@ -55,7 +55,10 @@ def want_preconditioner(oracle, precondition) -> bool:
         return bool(getattr(oracle, "auto_precondition", False))
     if sp.issparse(X):
         return True
-    return columns_apart(np.einsum("ij,ij->j", X, X) if X.size else np.zeros(0))
+    col_sq = getattr(oracle, "col_sq_norms", None)  # from the oracle's check of X (one read)
+    if col_sq is None:
+        col_sq = np.einsum("ij,ij->j", X, X) if X.size else np.zeros(0)
+    return columns_apart(col_sq)
 
 
 def columns_apart(col_sq_norms: np.ndarray) -> bool:
