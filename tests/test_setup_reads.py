@@ -145,3 +145,22 @@ def test_label_ranks_table_and_sort_paths_against_numpy(n_labels):
     qrank, n_levels = _ranks_reference(y, ptr)
     np.testing.assert_array_equal(lv.qrank, qrank)
     np.testing.assert_array_equal(lv.n_levels, n_levels)
+
+
+def test_bench_fun_grad_call_evaluates_every_time(monkeypatch):
+    """The benches time f+gradient through ``fun_grad_call``: every call evaluates (none is the
+    cached f of the last point), at points within an ulp of w."""
+    from rankbench.bench.ranksvm import fun_grad_call
+
+    X, y, ptr = _problem(seed=8)
+    o = make_oracle("tree", X, y, ptr, C=0.2)
+    w = np.random.default_rng(9).standard_normal(X.shape[1])
+    f = o.fun(w)
+    calls = []
+    real = type(o)._loss_at
+    monkeypatch.setattr(type(o), "_loss_at", lambda self, x: calls.append(x.copy()) or real(self, x))
+    call = fun_grad_call(o, w)
+    for _ in range(4):
+        fc, _ = call()
+        assert fc == pytest.approx(f, rel=1e-12)
+    assert len(calls) == 4 and not any(np.array_equal(x, w) for x in calls)

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from rankbench.bench import PARTS
-from rankbench.bench.ranksvm import _time_min  # the one min-of-repeats timer
+from rankbench.bench.ranksvm import _time_min, fun_grad_call  # the one min-of-repeats timer
 
 PART = "shards"
 SHARDS = (1, 2, 4)
@@ -51,7 +51,7 @@ def _measure(oracle, w, v, repeats: int) -> tuple[float, float, np.ndarray]:
     oracle.fun(w)
     hv = oracle.hess_vec(v)
     hv_s = _time_min(lambda: oracle.hess_vec(v), repeats)
-    fg_s = _time_min(lambda: (oracle.fun(w), oracle.grad(w)), repeats)
+    fg_s = _time_min(fun_grad_call(oracle, w), repeats)
     oracle.fun(w)
     return hv_s, fg_s, hv
 
