@@ -203,12 +203,11 @@ def test_fused_pass_equals_the_separate_products(oracle, sparse, loss):
 
 @pytest.mark.parametrize("k", [2, 5])
 def test_tree_sweeps_of_a_long_query_over_ordered_copies(k):
-    """A query of >= GATHER_MIN documents is swept over score-ordered copies: the same f, gradient
-    and Hv as the counting oracle (an independent implementation), sparse and dense."""
-    from rankbench.objective.tree import GATHER_MIN
-
+    """A long query beside a short one (each query is swept over score-ordered copies in scratch
+    sized by the longest query of its chunk): the same f, gradient and Hv as the counting oracle
+    (an independent implementation), sparse and dense."""
     rng = np.random.default_rng(k)
-    n = GATHER_MIN + 1500
+    n = 5596
     X = sp.random(n, 40, density=0.1, format="csr", random_state=k)
     y = rng.integers(0, k, size=n)
     ptr = np.array([0, 3, n], dtype=np.int64)  # a short query, then the long one

@@ -29,96 +29,80 @@ from rankbench.objective.sweeps import (
     _fw_add,
     _fw_prefix,
     _max_levels,
-    _tree_fun_query,
-    _tree_hess_query,
+    _tree_fun_sorted,
+    _tree_hess_sorted,
+    gather_query,
+    max_query_length,
 )
 
-# a query longer than this is swept over score-ordered copies of z and the ranks: the sweeps
-# then read memory in order instead of jumping through the order array (one huge AUC query
-# does not fit in cache)
-GATHER_MIN = 4096
-
-
-@njit(cache=True)
-def _ordered_copies(order, a, b, z, qrank):
-    """The query's scores and label ranks copied in score order, and the identity order over them."""
-    n = b - a
-    zs = np.empty(n)
-    rs = np.empty(n, dtype=qrank.dtype)
-    for t in range(n):
-        i = order[a + t]
-        zs[t] = z[i]
-        rs[t] = qrank[i]
-    return np.arange(n), zs, rs
-
-
-@njit(cache=True)
-def _tree_fun_gathered(order, a, b, k, qrank, z, m, c, power, gz, diag, F):
-    """``_tree_fun_query`` over score-ordered copies; results scattered back into gz, diag."""
-    n = b - a
-    ident, zs, rs = _ordered_copies(order, a, b, z, qrank)
-    gs = np.zeros(n)
-    hs = np.zeros(n)
-    value = _tree_fun_query(ident, 0, n, k, rs, zs, m, c, power, gs, hs, F)
-    for t in range(n):
-        i = order[a + t]
-        gz[i] += gs[t]
-        diag[i] += hs[t]
-    return value
+# queries per parallel chunk of ``tree_fun`` / ``tree_hess`` (each chunk allocates its scratch once)
+QCHUNK = 64
 
 
 @njit(cache=True, parallel=True)
 def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
     """Add one loss piece c * max(0, m - t)^power (power 1 or 2) to dL/dz and the Hessian diagonal;
-    return its L; O(n log k).  Queries run in parallel (each writes only its own documents); the
-    per-query values are added in query order, so the sum does not depend on the thread count."""
+    return its L; O(n log k).  Queries run in parallel chunks (each writes only its own
+    documents), each swept over score-ordered copies of its scores and ranks; the per-query
+    values are added in query order, so the sum does not depend on the thread count."""
     nq = query_ptr.shape[0] - 1
     vals = np.zeros(nq)
-    for q in prange(nq):
-        if n_levels[q] >= 2:
+    for ch in prange((nq + QCHUNK - 1) // QCHUNK):
+        q0 = ch * QCHUNK
+        q1 = min(nq, q0 + QCHUNK)
+        nmax = max_query_length(query_ptr, q0, q1)
+        zs = np.empty(nmax)
+        rs = np.empty(nmax, dtype=qrank.dtype)
+        gs = np.empty(nmax)
+        hs = np.empty(nmax)
+        F = np.empty(FW_LANES * (_max_levels(n_levels[q0:q1]) + 1))
+        for q in range(q0, q1):
             k = n_levels[q]
+            if k < 2:
+                continue
             a = query_ptr[q]
-            b = query_ptr[q + 1]
-            if b - a >= GATHER_MIN:
-                vals[q] = _tree_fun_gathered(order, a, b, k, qrank, z, m, c, power, gz, diag,
-                                             np.empty(FW_LANES * (k + 1)))
-            else:
-                vals[q] = _tree_fun_query(order, a, b, k, qrank, z, m, c, power, gz, diag,
-                                          np.empty(FW_LANES * (k + 1)))
+            n = query_ptr[q + 1] - a
+            gather_query(order, a, a + n, z, qrank, zs, rs)
+            gs[:n] = 0.0
+            hs[:n] = 0.0
+            vals[q] = _tree_fun_sorted(n, k, zs, rs, m, c, power, gs, hs, F)
+            for t in range(n):
+                i = order[a + t]
+                gz[i] += gs[t]
+                diag[i] += hs[t]
     value = 0.0
     for q in range(nq):
         value += vals[q]
     return value
 
 
-@njit(cache=True)
-def _tree_hess_gathered(order, a, b, k, qrank, z, m, c, d, gamma, fs):
-    """``_tree_hess_query`` over score-ordered copies; gamma scattered back."""
-    n = b - a
-    ident, zs, rs = _ordered_copies(order, a, b, z, qrank)
-    ds = np.empty(n)
-    for t in range(n):
-        ds[t] = d[order[a + t]]
-    gs = np.zeros(n)
-    _tree_hess_query(ident, 0, n, k, rs, zs, m, c, ds, gs, fs)
-    for t in range(n):
-        gamma[order[a + t]] += gs[t]
-
-
 @njit(cache=True, parallel=True)
 def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma):
     """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece;
-    O(n log k); queries in parallel."""
-    for q in prange(query_ptr.shape[0] - 1):
-        if n_levels[q] >= 2:
+    O(n log k); queries in parallel chunks, swept over score-ordered copies."""
+    nq = query_ptr.shape[0] - 1
+    for ch in prange((nq + QCHUNK - 1) // QCHUNK):
+        q0 = ch * QCHUNK
+        q1 = min(nq, q0 + QCHUNK)
+        nmax = max_query_length(query_ptr, q0, q1)
+        zs = np.empty(nmax)
+        rs = np.empty(nmax, dtype=qrank.dtype)
+        ds = np.empty(nmax)
+        gams = np.empty(nmax)
+        fs = np.empty(_max_levels(n_levels[q0:q1]) + 1)
+        for q in range(q0, q1):
+            k = n_levels[q]
+            if k < 2:
+                continue
             a = query_ptr[q]
-            b = query_ptr[q + 1]
-            if b - a >= GATHER_MIN:
-                _tree_hess_gathered(order, a, b, n_levels[q], qrank, z, m, c, d, gamma,
-                                    np.empty(n_levels[q] + 1))
-            else:
-                _tree_hess_query(order, a, b, n_levels[q], qrank, z, m, c, d, gamma,
-                                 np.empty(n_levels[q] + 1))
+            n = query_ptr[q + 1] - a
+            gather_query(order, a, a + n, z, qrank, zs, rs)
+            for t in range(n):
+                ds[t] = d[order[a + t]]
+                gams[t] = 0.0
+            _tree_hess_sorted(n, k, zs, rs, m, c, ds, gams, fs)
+            for t in range(n):
+                gamma[order[a + t]] += gams[t]
 
 
 @njit(cache=True)
@@ -150,13 +134,18 @@ def tree_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals
                    qblocks, qrank, n_levels, offs, wts, pows, prev, order, z, gz, diag, vals, acc,
                    m0, c0):
     """The fused f+gradient pass (``objective/fused.py``): per query, z = X_q w, its sort (seeded
-    by ``prev`` when non-empty), the loss pieces (margin m0 + offs[p], weight c0 * wts[p]) and
-    acc[block] += X_q^T gz_q.  Fills z, order, gz, diag and vals[q]."""
+    by ``prev`` when non-empty), the loss pieces (margin m0 + offs[p], weight c0 * wts[p]) swept
+    over score-ordered copies, and acc[block] += X_q^T gz_q.  Fills z, order, gz, diag and vals[q]."""
     kmax = _max_levels(n_levels)
     for b in prange(qblocks.shape[0] - 1):
         row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         s = ref_scratch(ref_ptr, acc.shape[1])
         F = np.empty(FW_LANES * (kmax + 1))
+        nmax = max_query_length(query_ptr, qblocks[b], qblocks[b + 1])
+        zs = np.empty(nmax)
+        rs = np.empty(nmax, dtype=qrank.dtype)
+        gs = np.empty(nmax)
+        hs = np.empty(nmax)
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
             e = query_ptr[q + 1]
@@ -168,9 +157,17 @@ def tree_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals
             val = 0.0
             k = n_levels[q]
             if k >= 2:
+                n = e - a
+                gather_query(order, a, e, z, qrank, zs, rs)
+                gs[:n] = 0.0
+                hs[:n] = 0.0
                 for p in range(offs.shape[0]):
-                    val += _tree_fun_query(order, a, e, k, qrank, z, m0 + offs[p], c0 * wts[p],
-                                           pows[p], gz, diag, F)
+                    val += _tree_fun_sorted(n, k, zs, rs, m0 + offs[p], c0 * wts[p], pows[p], gs,
+                                            hs, F)
+                for t in range(n):  # gz and diag were cleared by query_scores
+                    i = order[a + t]
+                    gz[i] = gs[t]
+                    diag[i] = hs[t]
                 add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
                                e, gz, row)
             vals[q] = val
@@ -181,13 +178,19 @@ def tree_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals
 def tree_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, v, query_ptr,
                     qblocks, qrank, n_levels, offs, wts, pows, order, z, diag, d, gamma, acc, m0,
                     c0):
-    """The fused Hv pass: per query, d = X_q v, gamma of the squared pieces, then
-    acc[block] += X_q^T (2 (diag d - gamma))_q, at the state of the last ``tree_fused_fun``."""
+    """The fused Hv pass: per query, d = X_q v, gamma of the squared pieces (swept over
+    score-ordered copies), then acc[block] += X_q^T (2 (diag d - gamma))_q, at the state of the
+    last ``tree_fused_fun``."""
     kmax = _max_levels(n_levels)
     for b in prange(qblocks.shape[0] - 1):
         row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         s = ref_scratch(ref_ptr, acc.shape[1])
         fs = np.empty(kmax + 1)
+        nmax = max_query_length(query_ptr, qblocks[b], qblocks[b + 1])
+        zs = np.empty(nmax)
+        rs = np.empty(nmax, dtype=qrank.dtype)
+        ds = np.empty(nmax)
+        gams = np.empty(nmax)
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
             e = query_ptr[q + 1]
@@ -196,10 +199,16 @@ def tree_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_val
                 continue
             query_directions(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
                              e, v, d, gamma)
+            n = e - a
+            gather_query(order, a, e, z, qrank, zs, rs)
+            for t in range(n):
+                ds[t] = d[order[a + t]]
+                gams[t] = 0.0
             for p in range(offs.shape[0]):
                 if pows[p] == 2:
-                    _tree_hess_query(order, a, e, k, qrank, z, m0 + offs[p], c0 * wts[p], d,
-                                     gamma, fs)
+                    _tree_hess_sorted(n, k, zs, rs, m0 + offs[p], c0 * wts[p], ds, gams, fs)
+            for t in range(n):  # gamma was cleared by query_directions
+                gamma[order[a + t]] = gams[t]
             add_query_hess_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
                                 e, diag, d, gamma, row)
         acc[b, :] = row
