@@ -35,8 +35,16 @@ from rankbench.objective.sweeps import (
     max_query_length,
 )
 
-# queries per parallel chunk of ``tree_fun`` / ``tree_hess`` (each chunk allocates its scratch once)
+# queries per parallel chunk of ``tree_fun`` / ``tree_hess`` (each chunk allocates its scratch
+# once): at most QCHUNK, and fewer so that there are at least MIN_CHUNKS chunks where the queries
+# allow (OHSUMED's 63 queries in one chunk ran on one thread); any chunking gives the same sums
 QCHUNK = 64
+MIN_CHUNKS = 32
+
+
+@njit(cache=True, inline="always")
+def _chunk_size(nq):
+    return max(1, min(QCHUNK, nq // MIN_CHUNKS))
 
 
 @njit(cache=True, parallel=True)
@@ -47,9 +55,10 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
     values are added in query order, so the sum does not depend on the thread count."""
     nq = query_ptr.shape[0] - 1
     vals = np.zeros(nq)
-    for ch in prange((nq + QCHUNK - 1) // QCHUNK):
-        q0 = ch * QCHUNK
-        q1 = min(nq, q0 + QCHUNK)
+    cs = _chunk_size(nq)
+    for ch in prange((nq + cs - 1) // cs):
+        q0 = ch * cs
+        q1 = min(nq, q0 + cs)
         nmax = max_query_length(query_ptr, q0, q1)
         zs = np.empty(nmax)
         rs = np.empty(nmax, dtype=qrank.dtype)
@@ -81,9 +90,10 @@ def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma):
     """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece;
     O(n log k); queries in parallel chunks, swept over score-ordered copies."""
     nq = query_ptr.shape[0] - 1
-    for ch in prange((nq + QCHUNK - 1) // QCHUNK):
-        q0 = ch * QCHUNK
-        q1 = min(nq, q0 + QCHUNK)
+    cs = _chunk_size(nq)
+    for ch in prange((nq + cs - 1) // cs):
+        q0 = ch * cs
+        q1 = min(nq, q0 + cs)
         nmax = max_query_length(query_ptr, q0, q1)
         zs = np.empty(nmax)
         rs = np.empty(nmax, dtype=qrank.dtype)
