@@ -79,7 +79,11 @@ def pairs_with_margin(w, X, y, query_ptr, levels: QueryLevels | None = None) -> 
         z = prod.matvec(w)
     else:
         z = np.ascontiguousarray(np.asarray(X @ w, dtype=np.float64).ravel())
-    order = sort_within_queries(z, query_ptr)
+    return _margin_counts(z, sort_within_queries(z, query_ptr), query_ptr, lv)
+
+
+def _margin_counts(z, order, query_ptr, lv: QueryLevels) -> tuple[int, int]:
+    """(|P|, pairs with z_i - z_j >= 1) from scores z sorted within queries by ``order``."""
     active = tree_active_pairs(order, query_ptr, lv.qrank, lv.n_levels, z, 1.0)
     p = lv.n_pairs()
     return p, p - int(active)
@@ -91,7 +95,6 @@ def margin_pairs(oracle: PairOracle, w) -> tuple[int, int]:
     ``fun`` when that was at this w (an optimizer's last point); else X w sorted, seeded by the
     oracle's last order (the order by (score, index) is unique, so the seed changes only the time)."""
     w = _check_w(w, oracle.n_features)
-    lv = oracle.levels
     z = order = None
     at_w = False
     if isinstance(oracle, SweepOracle):  # the oracles that keep the scores and their order
@@ -101,9 +104,7 @@ def margin_pairs(oracle: PairOracle, w) -> tuple[int, int]:
     if not at_w:  # (with a score shift the oracle's z is shifted: the margins are of X w)
         z = oracle.scores(w)
         order = sort_within_queries(z, oracle.query_ptr, order)
-    active = tree_active_pairs(order, oracle.query_ptr, lv.qrank, lv.n_levels, z, 1.0)
-    p = lv.n_pairs()
-    return p, p - int(active)
+    return _margin_counts(z, order, oracle.query_ptr, oracle.levels)
 
 
 def count_pairs(y, query_ptr) -> int:

@@ -107,12 +107,38 @@ def gather_query(order, a, b, z, qrank, zs, rs):
 
 
 @njit(cache=True, inline="always")
-def max_query_length(query_ptr, q0, q1):
-    """The most documents of a query among queries q0..q1-1 (the size of a block's scratch)."""
-    n = 0
+def sweep_scratch(query_ptr, q0, q1, qrank):
+    """Scratch of the tree sweeps for queries q0..q1-1, each array as long as their longest
+    query: the score-ordered scores, label ranks (``gather_query``) and two result columns."""
+    nmax = 0
     for q in range(q0, q1):
-        n = max(n, query_ptr[q + 1] - query_ptr[q])
-    return n
+        nmax = max(nmax, query_ptr[q + 1] - query_ptr[q])
+    return np.empty(nmax), np.empty(nmax, dtype=qrank.dtype), np.empty(nmax), np.empty(nmax)
+
+
+@njit(cache=True, inline="always")
+def gather_directions(order, a, n, d, ds, gams):
+    """The query's d (rows a..a+n-1) in score order into ds[:n], and gams[:n] cleared: the
+    input and output of ``_tree_hess_sorted``."""
+    for t in range(n):
+        ds[t] = d[order[a + t]]
+        gams[t] = 0.0
+
+
+@njit(cache=True, inline="always")
+def scatter_add(order, a, n, src, dst):
+    """dst[order[a + t]] += src[t]: a score-ordered result column back to the query's rows."""
+    for t in range(n):
+        dst[order[a + t]] += src[t]
+
+
+@njit(cache=True, inline="always")
+def scatter_add_pair(order, a, n, gs, hs, gz, diag):
+    """``scatter_add`` of the loss sweep's two columns (dL/dz and the curvature) in one loop."""
+    for t in range(n):
+        i = order[a + t]
+        gz[i] += gs[t]
+        diag[i] += hs[t]
 
 
 @njit(cache=True)

@@ -31,8 +31,11 @@ from rankbench.objective.sweeps import (
     _max_levels,
     _tree_fun_sorted,
     _tree_hess_sorted,
+    gather_directions,
     gather_query,
-    max_query_length,
+    scatter_add,
+    scatter_add_pair,
+    sweep_scratch,
 )
 
 # queries per parallel chunk of ``tree_fun`` / ``tree_hess`` (each chunk allocates its scratch
@@ -59,11 +62,7 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
     for ch in prange((nq + cs - 1) // cs):
         q0 = ch * cs
         q1 = min(nq, q0 + cs)
-        nmax = max_query_length(query_ptr, q0, q1)
-        zs = np.empty(nmax)
-        rs = np.empty(nmax, dtype=qrank.dtype)
-        gs = np.empty(nmax)
-        hs = np.empty(nmax)
+        zs, rs, gs, hs = sweep_scratch(query_ptr, q0, q1, qrank)
         F = np.empty(FW_LANES * (_max_levels(n_levels[q0:q1]) + 1))
         for q in range(q0, q1):
             k = n_levels[q]
@@ -75,10 +74,7 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
             gs[:n] = 0.0
             hs[:n] = 0.0
             vals[q] = _tree_fun_sorted(n, k, zs, rs, m, c, power, gs, hs, F)
-            for t in range(n):
-                i = order[a + t]
-                gz[i] += gs[t]
-                diag[i] += hs[t]
+            scatter_add_pair(order, a, n, gs, hs, gz, diag)
     value = 0.0
     for q in range(nq):
         value += vals[q]
@@ -94,11 +90,7 @@ def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma):
     for ch in prange((nq + cs - 1) // cs):
         q0 = ch * cs
         q1 = min(nq, q0 + cs)
-        nmax = max_query_length(query_ptr, q0, q1)
-        zs = np.empty(nmax)
-        rs = np.empty(nmax, dtype=qrank.dtype)
-        ds = np.empty(nmax)
-        gams = np.empty(nmax)
+        zs, rs, ds, gams = sweep_scratch(query_ptr, q0, q1, qrank)
         fs = np.empty(_max_levels(n_levels[q0:q1]) + 1)
         for q in range(q0, q1):
             k = n_levels[q]
@@ -107,12 +99,9 @@ def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma):
             a = query_ptr[q]
             n = query_ptr[q + 1] - a
             gather_query(order, a, a + n, z, qrank, zs, rs)
-            for t in range(n):
-                ds[t] = d[order[a + t]]
-                gams[t] = 0.0
+            gather_directions(order, a, n, d, ds, gams)
             _tree_hess_sorted(n, k, zs, rs, m, c, ds, gams, fs)
-            for t in range(n):
-                gamma[order[a + t]] += gams[t]
+            scatter_add(order, a, n, gams, gamma)
 
 
 @njit(cache=True)
@@ -151,11 +140,7 @@ def tree_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals
         row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         s = ref_scratch(ref_ptr, acc.shape[1])
         F = np.empty(FW_LANES * (kmax + 1))
-        nmax = max_query_length(query_ptr, qblocks[b], qblocks[b + 1])
-        zs = np.empty(nmax)
-        rs = np.empty(nmax, dtype=qrank.dtype)
-        gs = np.empty(nmax)
-        hs = np.empty(nmax)
+        zs, rs, gs, hs = sweep_scratch(query_ptr, qblocks[b], qblocks[b + 1], qrank)
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
             e = query_ptr[q + 1]
@@ -174,10 +159,7 @@ def tree_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals
                 for p in range(offs.shape[0]):
                     val += _tree_fun_sorted(n, k, zs, rs, m0 + offs[p], c0 * wts[p], pows[p], gs,
                                             hs, F)
-                for t in range(n):  # gz and diag were cleared by query_scores
-                    i = order[a + t]
-                    gz[i] = gs[t]
-                    diag[i] = hs[t]
+                scatter_add_pair(order, a, n, gs, hs, gz, diag)  # into gz, diag cleared by query_scores
                 add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
                                e, gz, row)
             vals[q] = val
@@ -196,11 +178,7 @@ def tree_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_val
         row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         s = ref_scratch(ref_ptr, acc.shape[1])
         fs = np.empty(kmax + 1)
-        nmax = max_query_length(query_ptr, qblocks[b], qblocks[b + 1])
-        zs = np.empty(nmax)
-        rs = np.empty(nmax, dtype=qrank.dtype)
-        ds = np.empty(nmax)
-        gams = np.empty(nmax)
+        zs, rs, ds, gams = sweep_scratch(query_ptr, qblocks[b], qblocks[b + 1], qrank)
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
             e = query_ptr[q + 1]
@@ -211,14 +189,11 @@ def tree_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_val
                              e, v, d, gamma)
             n = e - a
             gather_query(order, a, e, z, qrank, zs, rs)
-            for t in range(n):
-                ds[t] = d[order[a + t]]
-                gams[t] = 0.0
+            gather_directions(order, a, n, d, ds, gams)
             for p in range(offs.shape[0]):
                 if pows[p] == 2:
                     _tree_hess_sorted(n, k, zs, rs, m0 + offs[p], c0 * wts[p], ds, gams, fs)
-            for t in range(n):  # gamma was cleared by query_directions
-                gamma[order[a + t]] = gams[t]
+            scatter_add(order, a, n, gams, gamma)  # into gamma cleared by query_directions
             add_query_hess_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
                                 e, diag, d, gamma, row)
         acc[b, :] = row
