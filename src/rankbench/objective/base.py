@@ -377,8 +377,12 @@ class PairOracle:
         total = 0
         for obj in (self.__dict__, self.levels.__dict__):
             for key, val in obj.items():
-                if isinstance(val, np.ndarray) and key not in ("X", "y", "_xtg"):
-                    total += val.nbytes
+                if key in ("X", "y", "_xtg", "_last_fun", "_fused_args"):  # data, views, O(d)
+                    continue
+                # buffers kept in tuples count too (the fused passes', the tree's pointers)
+                for arr in (val if isinstance(val, tuple) else (val,)):
+                    if isinstance(arr, np.ndarray):
+                        total += arr.nbytes
         return total
 
     def workspace_nbytes(self) -> int:

@@ -142,13 +142,15 @@ def scatter_add_pair(order, a, n, gs, hs, gz, diag):
 
 
 @njit(cache=True)
-def _tree_fun_sorted(n, k, zs, rs, m, c, power, gs, hs, F):
+def _tree_fun_sorted(n, k, zs, rs, m, c, power, gs, hs, F, pa, pd):
     """One query's part of ``tree_fun`` over its n scores in ascending order ``zs`` and their
     label ranks ``rs`` (k levels): adds dL/dz and the curvature into gs, hs (score order too) and
     returns its L.  F: a work array of at least FW_LANES * (k + 1) entries (cleared here), the
     interleaved trees.  The sweeps read zs and rs in order with unsigned indices (no
     negative-index test in the pointer loops): 16 % faster than through the order array
-    (480k x 46, 3 levels, one thread)."""
+    (480k x 46, 3 levels, one thread).  pa[p] / pd[p] receive where the two sweeps' pointers
+    stood at position p (the active partners of p: positions below pa[p] of higher rank, and
+    from pd[p] on of lower rank), which ``_table_hess_sorted`` reuses at this margin."""
     size = k + 1
     F[:FW_LANES * size] = 0.0
     value = 0.0
@@ -161,6 +163,7 @@ def _tree_fun_sorted(n, k, zs, rs, m, c, power, gs, hs, F):
             u = np.uint64(ptr)
             _fw3_add(F, k - 1 - rs[u], 1.0, zs[u], 0.0, size)
             ptr += 1
+        pa[p] = ptr
         cnt, S, _ = _fw3_prefix(F, k - 1 - rs[p])
         if cnt > 0.0:
             dg, dh = _lower_terms(power, c, m, zi, cnt, S)
@@ -177,6 +180,7 @@ def _tree_fun_sorted(n, k, zs, rs, m, c, power, gs, hs, F):
             zl = zs[u]
             _fw3_add(F, rs[u], 1.0, zl, zl * zl, size)
             ptr -= 1
+        pd[p] = ptr + 1
         cnt, S, S2 = _fw3_prefix(F, rs[p])
         if cnt > 0.0:
             dg, dh, dv = _upper_terms(power, c, m, zi, cnt, S, S2)
@@ -211,6 +215,58 @@ def _tree_hess_sorted(n, k, zs, rs, m, c, ds, gams, fs):
             _fw_add(fs, rs[u], ds[u])
             ptr -= 1
         gams[p] += c * _fw_prefix(fs, rs[p])
+
+
+# Hv sweeps through prefix tables (``_table_hess_sorted``) for queries of at most this many levels;
+# more levels keep the Fenwick sweep (``_tree_hess_sorted``), the table costing 2k adds a document
+TABLE_LEVELS = 8
+
+
+@njit(cache=True, inline="always")
+def gather_ranks(order, a, n, qrank, rs):
+    """The query's label ranks (rows a..a+n-1) in score order into rs[:n]."""
+    for t in range(n):
+        rs[t] = qrank[order[a + t]]
+
+
+@njit(cache=True)
+def _table_hess_sorted(n, k, rs, pa, pd, c, ds, gams, A, B):
+    """``_tree_hess_sorted`` without the sweeps' pointer loops: with the pointers the loss sweep
+    left (pa, pd: ``_tree_fun_sorted`` at this margin and order), the partner sums are entries of
+    two prefix tables, A[t, l] = sum of ds over positions below t of rank above l and B[t, l] =
+    over positions from t on of rank below l ((n + 1) x k each, row-major in A, B).  Branch-free:
+    the pointer loops' exit branch mispredicts about once a document (the tree sweeps' main
+    cost); 2.6x faster than the Fenwick sweep (480k x 46, 3 levels, one thread)."""
+    for lv in range(k):
+        A[lv] = 0.0
+        B[n * k + lv] = 0.0
+    for t in range(n):
+        x = ds[t]
+        r = rs[t]
+        base = t * k
+        for lv in range(k):
+            A[base + k + lv] = A[base + lv] + (x if r > lv else 0.0)
+    for t in range(n - 1, -1, -1):
+        x = ds[t]
+        r = rs[t]
+        base = t * k
+        for lv in range(k):
+            B[base + lv] = B[base + k + lv] + (x if r < lv else 0.0)
+    for p in range(n):
+        r = rs[p]
+        gams[p] += c * (A[pa[p] * k + r] + B[pd[p] * k + r])
+
+
+@njit(cache=True, inline="always")
+def table_scratch(query_ptr, q0, q1, n_levels):
+    """The two prefix tables of ``_table_hess_sorted`` for queries q0..q1-1 (their longest query
+    and most levels; empty when none of them takes the table path)."""
+    size = 0
+    for q in range(q0, q1):
+        k = n_levels[q]
+        if 2 <= k <= TABLE_LEVELS:
+            size = max(size, (query_ptr[q + 1] - query_ptr[q] + 1) * k)
+    return np.empty(size), np.empty(size)
 
 
 @njit(cache=True)

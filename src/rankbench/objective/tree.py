@@ -1,4 +1,4 @@
-"""Order-statistic tree oracle (Lee & Lin 2014): O(nd + n log n) per f/gradient, O(nd + n log k) per Hv.
+"""Order-statistic tree oracle (Lee & Lin 2014): O(nd + n log n) per f/gradient, O(nd + nk) per Hv.
 
 For each document i, with s_h = z_h - m the shifted score of a preferred document h:
 l_i^+ / alpha_i^+ count / sum the documents h with y_h > y_i and s_h < z_i (pairs
@@ -6,7 +6,10 @@ where i is the less relevant one and the margin is violated), l_i^- / alpha_i^- 
 documents l with y_l < y_i and z_l > s_i.  One ascending and one descending sweep per
 query in score order, with Fenwick trees indexed by the label rank inside the query,
 give all of them whatever the number k of relevance levels.  The sort is done once in
-``fun`` and reused by every Hessian-vector product of that Newton step.
+``fun`` and reused by every Hessian-vector product of that Newton step, and so are the sweeps'
+pointers: an Hv reads its partner sums from per-level prefix tables of d at the positions where
+fun's pointers stood (``sweeps._table_hess_sorted``, no pointer loop), for queries of at most
+``TABLE_LEVELS`` levels; more levels keep the Fenwick sweep, O(n log k).
 """
 
 from __future__ import annotations
@@ -26,16 +29,20 @@ from rankbench.objective.fused import (
 from rankbench.objective.sweep_oracle import SweepOracle
 from rankbench.objective.sweeps import (
     FW_LANES,
+    TABLE_LEVELS,
     _fw_add,
     _fw_prefix,
     _max_levels,
+    _table_hess_sorted,
     _tree_fun_sorted,
     _tree_hess_sorted,
     gather_directions,
     gather_query,
+    gather_ranks,
     scatter_add,
     scatter_add_pair,
     sweep_scratch,
+    table_scratch,
 )
 
 # queries per parallel chunk of ``tree_fun`` / ``tree_hess`` (each chunk allocates its scratch
@@ -51,9 +58,10 @@ def _chunk_size(nq):
 
 
 @njit(cache=True, parallel=True)
-def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
+def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag, pa, pd):
     """Add one loss piece c * max(0, m - t)^power (power 1 or 2) to dL/dz and the Hessian diagonal;
-    return its L; O(n log k).  Queries run in parallel chunks (each writes only its own
+    return its L; O(n log k); pa, pd (n, by position in ``order``) receive the sweeps' pointers
+    at margin m (``_tree_fun_sorted``), which ``tree_hess`` reuses.  Queries run in parallel chunks (each writes only its own
     documents), each swept over score-ordered copies of its scores and ranks; the per-query
     values are added in query order, so the sum does not depend on the thread count."""
     nq = query_ptr.shape[0] - 1
@@ -73,7 +81,8 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
             gather_query(order, a, a + n, z, qrank, zs, rs)
             gs[:n] = 0.0
             hs[:n] = 0.0
-            vals[q] = _tree_fun_sorted(n, k, zs, rs, m, c, power, gs, hs, F)
+            vals[q] = _tree_fun_sorted(n, k, zs, rs, m, c, power, gs, hs, F, pa[a:a + n],
+                                       pd[a:a + n])
             scatter_add_pair(order, a, n, gs, hs, gz, diag)
     value = 0.0
     for q in range(nq):
@@ -81,16 +90,32 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag):
     return value
 
 
+@njit(cache=True, inline="always")
+def _query_hess(order, a, n, k, qrank, z, m, c, pa, pd, zs, rs, ds, gams, fs, A, B):
+    """One query's gamma (score order, in gams) for one squared piece at margin m: through the
+    prefix tables and the loss sweep's pointers pa, pd for at most TABLE_LEVELS levels, else by
+    the Fenwick sweep."""
+    if k <= TABLE_LEVELS:
+        gather_ranks(order, a, n, qrank, rs)
+        _table_hess_sorted(n, k, rs, pa[a:a + n], pd[a:a + n], c, ds, gams, A, B)
+    else:
+        gather_query(order, a, a + n, z, qrank, zs, rs)
+        _tree_hess_sorted(n, k, zs, rs, m, c, ds, gams, fs)
+
+
 @njit(cache=True, parallel=True)
-def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma):
-    """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece;
-    O(n log k); queries in parallel chunks, swept over score-ordered copies."""
+def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma, pa, pd):
+    """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece,
+    at the order and pointers (pa, pd) of the last ``tree_fun`` at margin m; O(n k) by prefix
+    tables (at most TABLE_LEVELS levels), else O(n log k); queries in parallel chunks, swept over
+    score-ordered copies."""
     nq = query_ptr.shape[0] - 1
     cs = _chunk_size(nq)
     for ch in prange((nq + cs - 1) // cs):
         q0 = ch * cs
         q1 = min(nq, q0 + cs)
         zs, rs, ds, gams = sweep_scratch(query_ptr, q0, q1, qrank)
+        A, B = table_scratch(query_ptr, q0, q1, n_levels)
         fs = np.empty(_max_levels(n_levels[q0:q1]) + 1)
         for q in range(q0, q1):
             k = n_levels[q]
@@ -98,9 +123,8 @@ def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma):
                 continue
             a = query_ptr[q]
             n = query_ptr[q + 1] - a
-            gather_query(order, a, a + n, z, qrank, zs, rs)
             gather_directions(order, a, n, d, ds, gams)
-            _tree_hess_sorted(n, k, zs, rs, m, c, ds, gams, fs)
+            _query_hess(order, a, n, k, qrank, z, m, c, pa, pd, zs, rs, ds, gams, fs, A, B)
             scatter_add(order, a, n, gams, gamma)
 
 
@@ -131,10 +155,11 @@ def tree_active_pairs(order, query_ptr, qrank, n_levels, z, m):
 @njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
 def tree_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, w, query_ptr,
                    qblocks, qrank, n_levels, offs, wts, pows, prev, order, z, gz, diag, vals, acc,
-                   m0, c0):
+                   m0, c0, prow, pa, pd):
     """The fused f+gradient pass (``objective/fused.py``): per query, z = X_q w, its sort (seeded
     by ``prev`` when non-empty), the loss pieces (margin m0 + offs[p], weight c0 * wts[p]) swept
-    over score-ordered copies, and acc[block] += X_q^T gz_q.  Fills z, order, gz, diag and vals[q]."""
+    over score-ordered copies, and acc[block] += X_q^T gz_q.  Fills z, order, gz, diag, vals[q]
+    and the sweeps' pointers of piece p in row prow[p] of pa, pd (``_tree_fun_sorted``)."""
     kmax = _max_levels(n_levels)
     for b in prange(qblocks.shape[0] - 1):
         row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
@@ -158,7 +183,7 @@ def tree_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals
                 hs[:n] = 0.0
                 for p in range(offs.shape[0]):
                     val += _tree_fun_sorted(n, k, zs, rs, m0 + offs[p], c0 * wts[p], pows[p], gs,
-                                            hs, F)
+                                            hs, F, pa[prow[p], a:e], pd[prow[p], a:e])
                 scatter_add_pair(order, a, n, gs, hs, gz, diag)  # into gz, diag cleared by query_scores
                 add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
                                e, gz, row)
@@ -169,16 +194,17 @@ def tree_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals
 @njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
 def tree_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, v, query_ptr,
                     qblocks, qrank, n_levels, offs, wts, pows, order, z, diag, d, gamma, acc, m0,
-                    c0):
-    """The fused Hv pass: per query, d = X_q v, gamma of the squared pieces (swept over
-    score-ordered copies), then acc[block] += X_q^T (2 (diag d - gamma))_q, at the state of the
-    last ``tree_fused_fun``."""
+                    c0, prow, pa, pd):
+    """The fused Hv pass: per query, d = X_q v, gamma of the squared pieces (``_query_hess``:
+    prefix tables at the pointers of the last f pass, or the Fenwick sweep), then acc[block] +=
+    X_q^T (2 (diag d - gamma))_q, at the state of the last ``tree_fused_fun``."""
     kmax = _max_levels(n_levels)
     for b in prange(qblocks.shape[0] - 1):
         row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         s = ref_scratch(ref_ptr, acc.shape[1])
         fs = np.empty(kmax + 1)
         zs, rs, ds, gams = sweep_scratch(query_ptr, qblocks[b], qblocks[b + 1], qrank)
+        A, B = table_scratch(query_ptr, qblocks[b], qblocks[b + 1], n_levels)
         for q in range(qblocks[b], qblocks[b + 1]):
             a = query_ptr[q]
             e = query_ptr[q + 1]
@@ -188,11 +214,11 @@ def tree_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_val
             query_directions(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
                              e, v, d, gamma)
             n = e - a
-            gather_query(order, a, e, z, qrank, zs, rs)
             gather_directions(order, a, n, d, ds, gams)
             for p in range(offs.shape[0]):
                 if pows[p] == 2:
-                    _tree_hess_sorted(n, k, zs, rs, m0 + offs[p], c0 * wts[p], ds, gams, fs)
+                    _query_hess(order, a, n, k, qrank, z, m0 + offs[p], c0 * wts[p], pa[prow[p]],
+                                pd[prow[p]], zs, rs, ds, gams, fs, A, B)
             scatter_add(order, a, n, gams, gamma)  # into gamma cleared by query_directions
             add_query_hess_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
                                 e, diag, d, gamma, row)
@@ -206,17 +232,44 @@ class TreeOracle(SweepOracle):
     name = "tree"
     fused_kernels = (tree_fused_fun, tree_fused_hess)
 
+    def _setup(self) -> None:
+        super()._setup()
+        # the row of each piece in the pointer arrays: pieces of one margin share it
+        offs = [p[0] for p in self._pieces()]
+        self._prow = np.array([offs.index(o) for o in offs], dtype=np.int64)
+        self._ptrs = None
+
+    def __copy__(self):
+        new = super().__copy__()
+        new._ptrs = None  # written in place by fun, like the fused buffers
+        return new
+
+    def _pointers(self) -> tuple[np.ndarray, np.ndarray]:
+        """(pa, pd): per piece row and document position, where the loss sweeps' pointers stood
+        (``sweeps._tree_fun_sorted``); written by every fun, read by the Hv products after it."""
+        if self._ptrs is None:
+            shape = (len(self._prow), self.n_docs)
+            self._ptrs = (np.empty(shape, dtype=np.int32), np.empty(shape, dtype=np.int32))
+        return self._ptrs
+
+    def _piece_row(self, off: float) -> int:
+        return int(self._prow[[p[0] for p in self._pieces()].index(off)])
+
     def _fun_piece(self, z, off, weight, power, gz, diag):
         lv = self.levels
+        pa, pd = self._pointers()
+        r = self._piece_row(off)
         return tree_fun(self._order, lv.query_ptr, lv.qrank, lv.n_levels, z, self._m + off,
-                        weight * self._c, power, gz, diag)
+                        weight * self._c, power, gz, diag, pa[r], pd[r])
 
     def _hess_piece(self, d, off, weight, gamma):
         lv = self.levels
+        pa, pd = self._pointers()
+        r = self._piece_row(off)
         tree_hess(self._order, lv.query_ptr, lv.qrank, lv.n_levels, self._z, self._m + off,
-                  weight * self._c, d, gamma)
+                  weight * self._c, d, gamma, pa[r], pd[r])
 
     def _fused_fun_extra(self):
-        return (self._m, self._c)
+        return (self._m, self._c, self._prow, *self._pointers())
 
     _fused_hess_extra = _fused_fun_extra

@@ -1,0 +1,107 @@
+"""The tree oracle's Hv through prefix tables at the loss sweep's pointers (sweeps._table_hess_sorted)
+against the Fenwick sweep it replaces for queries of at most TABLE_LEVELS levels, and against the
+explicit pair list, on both paths (per-query chunks and the fused pass), across the level
+boundary, with several squared pieces and with the document-margin score shift."""
+
+import copy
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rankbench.objective import make_oracle
+from rankbench.objective.sweeps import (
+    FW_LANES,
+    TABLE_LEVELS,
+    _table_hess_sorted,
+    _tree_fun_sorted,
+    _tree_hess_sorted,
+)
+
+
+def _query(rng, n, k, ties):
+    zs = np.sort(rng.integers(0, 6, size=n).astype(float) * 0.5 if ties else rng.standard_normal(n) * 2)
+    rs = rng.integers(0, k, size=n).astype(np.int64)
+    return zs, rs
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, TABLE_LEVELS, TABLE_LEVELS + 3])
+@pytest.mark.parametrize("m", [1.0, 0.5, 2.5, 0.0])
+@pytest.mark.parametrize("ties", [False, True])
+def test_table_sweep_equals_the_fenwick_sweep(k, m, ties):
+    rng = np.random.default_rng(k * 100 + int(m * 10) + ties)
+    for n in (1, 2, 7, 40, 300):
+        zs, rs = _query(rng, n, k, ties)
+        ds = rng.standard_normal(n)
+        pa = np.full(n, -1, dtype=np.int32)
+        pd = np.full(n, -1, dtype=np.int32)
+        _tree_fun_sorted(n, k, zs, rs, m, 1.0, 2, np.zeros(n), np.zeros(n), np.empty(FW_LANES * (k + 1)),
+                         pa, pd)
+        assert pa.min() >= 0 and pd.min() >= 0 and pa.max() <= n and pd.max() <= n
+        want = np.zeros(n)
+        _tree_hess_sorted(n, k, zs, rs, m, 0.7, ds, want, np.empty(k + 1))
+        got = np.zeros(n)
+        A, B = np.empty((n + 1) * k), np.empty((n + 1) * k)
+        _table_hess_sorted(n, k, rs, pa, pd, 0.7, ds, got, A, B)
+        # and a brute force over the pairs: p's partners are the higher-ranked documents with
+        # s_h - m < z_p and the lower-ranked ones with z_l > z_p - m
+        brute = np.array([0.7 * (ds[(rs > rs[p]) & (zs - m < zs[p])].sum()
+                                 + ds[(rs < rs[p]) & (zs > zs[p] - m)].sum()) for p in range(n)])
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got, brute, rtol=1e-12, atol=1e-12)
+
+
+def _problem(n_queries, k, sparse, seed):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 60, size=n_queries)
+    n = int(sizes.sum())
+    # each query draws its own number of levels around k: both sides of TABLE_LEVELS in one problem
+    y = np.concatenate([rng.integers(0, max(1, k + int(rng.integers(-1, 2))), size=s) for s in sizes])
+    d = 23
+    X = sp.random(n, d, density=0.4, format="csr", random_state=seed) if sparse else rng.standard_normal((n, d))
+    ptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    return X, y.astype(float), ptr, rng
+
+
+@pytest.mark.parametrize("n_queries", [40, 1500])  # per-query chunks; the fused pass
+@pytest.mark.parametrize("k", [3, TABLE_LEVELS, TABLE_LEVELS + 2])
+@pytest.mark.parametrize("loss", ["squared_hinge", "huber"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_tree_hess_vec_equals_the_pair_list(n_queries, k, loss, sparse):
+    X, y, ptr, rng = _problem(n_queries, k, sparse, seed=n_queries + k)
+    ref = make_oracle("pairs", X, y, ptr, C=0.4, loss=loss)
+    o = make_oracle("tree", X, y, ptr, C=0.4, loss=loss)
+    assert o._fused == (n_queries > 100)
+    for _ in range(3):  # new points: the pointers follow each fun
+        w, v = rng.standard_normal(X.shape[1]), rng.standard_normal(X.shape[1])
+        assert o.fun(w) == pytest.approx(ref.fun(w), rel=1e-11)
+        h = ref.hess_vec(v)
+        np.testing.assert_allclose(o.hess_vec(v), h, rtol=1e-10, atol=1e-10 * np.abs(h).max())
+
+
+@pytest.mark.parametrize("n_queries", [40, 1500])
+def test_document_margins_hv_reads_the_pointers_of_the_shifted_scores(n_queries):
+    """With document margin rescaling fun sweeps the shifted scores per piece (not fused) while Hv
+    may run the fused pass: both read one set of pointers."""
+    X, y, ptr, rng = _problem(n_queries, 4, False, seed=3)
+    kw = dict(C=0.4, rescaling="margin", delta="gain")
+    ref = make_oracle("pairs", X, y, ptr, **kw)
+    o = make_oracle("tree", X, y, ptr, **kw)
+    assert o._score_shift is not None
+    w, v = rng.standard_normal(X.shape[1]), rng.standard_normal(X.shape[1])
+    assert o.fun(w) == pytest.approx(ref.fun(w), rel=1e-11)
+    h = ref.hess_vec(v)
+    np.testing.assert_allclose(o.hess_vec(v), h, rtol=1e-10, atol=1e-10 * np.abs(h).max())
+
+
+@pytest.mark.parametrize("n_queries", [40, 1500])
+def test_a_copys_fun_leaves_the_originals_pointers(n_queries):
+    X, y, ptr, rng = _problem(n_queries, 3, False, seed=5)
+    o = make_oracle("tree", X, y, ptr, C=0.4)
+    w, w2, v = (rng.standard_normal(X.shape[1]) for _ in range(3))
+    o.fun(w)
+    want = o.hess_vec(v)
+    probe = copy.copy(o)
+    probe.fun(w2)
+    assert probe._ptrs is not o._ptrs
+    np.testing.assert_array_equal(o.hess_vec(v), want)
