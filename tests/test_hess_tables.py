@@ -63,6 +63,13 @@ def _problem(n_queries, k, sparse, seed):
     return X, y.astype(float), ptr, rng
 
 
+def _assert_matches_pairs(o, ref, w, v):
+    """f and Hv of the tree oracle o against the explicit pair list ref at (w, v)."""
+    assert o.fun(w) == pytest.approx(ref.fun(w), rel=1e-11)
+    h = ref.hess_vec(v)
+    np.testing.assert_allclose(o.hess_vec(v), h, rtol=1e-10, atol=1e-10 * np.abs(h).max())
+
+
 @pytest.mark.parametrize("n_queries", [40, 1500])  # per-query chunks; the fused pass
 @pytest.mark.parametrize("k", [3, TABLE_LEVELS, TABLE_LEVELS + 2])
 @pytest.mark.parametrize("loss", ["squared_hinge", "huber"])
@@ -73,10 +80,7 @@ def test_tree_hess_vec_equals_the_pair_list(n_queries, k, loss, sparse):
     o = make_oracle("tree", X, y, ptr, C=0.4, loss=loss)
     assert o._fused == (n_queries > 100)
     for _ in range(3):  # new points: the pointers follow each fun
-        w, v = rng.standard_normal(X.shape[1]), rng.standard_normal(X.shape[1])
-        assert o.fun(w) == pytest.approx(ref.fun(w), rel=1e-11)
-        h = ref.hess_vec(v)
-        np.testing.assert_allclose(o.hess_vec(v), h, rtol=1e-10, atol=1e-10 * np.abs(h).max())
+        _assert_matches_pairs(o, ref, rng.standard_normal(X.shape[1]), rng.standard_normal(X.shape[1]))
 
 
 @pytest.mark.parametrize("n_queries", [40, 1500])
@@ -88,10 +92,7 @@ def test_document_margins_hv_reads_the_pointers_of_the_shifted_scores(n_queries)
     ref = make_oracle("pairs", X, y, ptr, **kw)
     o = make_oracle("tree", X, y, ptr, **kw)
     assert o._score_shift is not None
-    w, v = rng.standard_normal(X.shape[1]), rng.standard_normal(X.shape[1])
-    assert o.fun(w) == pytest.approx(ref.fun(w), rel=1e-11)
-    h = ref.hess_vec(v)
-    np.testing.assert_allclose(o.hess_vec(v), h, rtol=1e-10, atol=1e-10 * np.abs(h).max())
+    _assert_matches_pairs(o, ref, rng.standard_normal(X.shape[1]), rng.standard_normal(X.shape[1]))
 
 
 @pytest.mark.parametrize("n_queries", [40, 1500])

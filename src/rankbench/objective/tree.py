@@ -91,15 +91,23 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag, pa, pd
 
 
 @njit(cache=True, inline="always")
-def _query_hess(order, a, n, k, qrank, z, m, c, pa, pd, zs, rs, ds, gams, fs, A, B):
-    """One query's gamma (score order, in gams) for one squared piece at margin m: through the
-    prefix tables and the loss sweep's pointers pa, pd for at most TABLE_LEVELS levels, else by
-    the Fenwick sweep."""
+def _gather_hess_inputs(order, a, n, k, qrank, z, zs, rs):
+    """What ``_query_hess`` reads of one query in score order, once for all its pieces: the label
+    ranks (rs) for the prefix tables, and the scores too (zs) for the Fenwick sweep."""
     if k <= TABLE_LEVELS:
         gather_ranks(order, a, n, qrank, rs)
-        _table_hess_sorted(n, k, rs, pa[a:a + n], pd[a:a + n], c, ds, gams, A, B)
     else:
         gather_query(order, a, a + n, z, qrank, zs, rs)
+
+
+@njit(cache=True, inline="always")
+def _query_hess(a, n, k, m, c, pa, pd, zs, rs, ds, gams, fs, A, B):
+    """One query's gamma (score order, in gams) for one squared piece at margin m, from the inputs
+    of ``_gather_hess_inputs``: through the prefix tables and the loss sweep's pointers pa, pd
+    for at most TABLE_LEVELS levels, else by the Fenwick sweep."""
+    if k <= TABLE_LEVELS:
+        _table_hess_sorted(n, k, rs, pa[a:a + n], pd[a:a + n], c, ds, gams, A, B)
+    else:
         _tree_hess_sorted(n, k, zs, rs, m, c, ds, gams, fs)
 
 
@@ -124,7 +132,8 @@ def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma, pa, pd):
             a = query_ptr[q]
             n = query_ptr[q + 1] - a
             gather_directions(order, a, n, d, ds, gams)
-            _query_hess(order, a, n, k, qrank, z, m, c, pa, pd, zs, rs, ds, gams, fs, A, B)
+            _gather_hess_inputs(order, a, n, k, qrank, z, zs, rs)
+            _query_hess(a, n, k, m, c, pa, pd, zs, rs, ds, gams, fs, A, B)
             scatter_add(order, a, n, gams, gamma)
 
 
@@ -215,10 +224,11 @@ def tree_fused_hess(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_val
                              e, v, d, gamma)
             n = e - a
             gather_directions(order, a, n, d, ds, gams)
+            _gather_hess_inputs(order, a, n, k, qrank, z, zs, rs)
             for p in range(offs.shape[0]):
                 if pows[p] == 2:
-                    _query_hess(order, a, n, k, qrank, z, m0 + offs[p], c0 * wts[p], pa[prow[p]],
-                                pd[prow[p]], zs, rs, ds, gams, fs, A, B)
+                    _query_hess(a, n, k, m0 + offs[p], c0 * wts[p], pa[prow[p]], pd[prow[p]], zs,
+                                rs, ds, gams, fs, A, B)
             scatter_add(order, a, n, gams, gamma)  # into gamma cleared by query_directions
             add_query_hess_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
                                 e, diag, d, gamma, row)
@@ -234,9 +244,10 @@ class TreeOracle(SweepOracle):
 
     def _setup(self) -> None:
         super()._setup()
-        # the row of each piece in the pointer arrays: pieces of one margin share it
-        offs = [p[0] for p in self._pieces()]
-        self._prow = np.array([offs.index(o) for o in offs], dtype=np.int64)
+        # the row of each piece in the pointer arrays: the first piece of its margin offset
+        # (pieces of one margin share the pointers)
+        self._offs = [p[0] for p in self._pieces()]
+        self._prow = np.array([self._offs.index(o) for o in self._offs], dtype=np.int64)
         self._ptrs = None
 
     def __copy__(self):
@@ -252,20 +263,17 @@ class TreeOracle(SweepOracle):
             self._ptrs = (np.empty(shape, dtype=np.int32), np.empty(shape, dtype=np.int32))
         return self._ptrs
 
-    def _piece_row(self, off: float) -> int:
-        return int(self._prow[[p[0] for p in self._pieces()].index(off)])
-
     def _fun_piece(self, z, off, weight, power, gz, diag):
         lv = self.levels
         pa, pd = self._pointers()
-        r = self._piece_row(off)
+        r = self._offs.index(off)  # the piece's row (``_prow``)
         return tree_fun(self._order, lv.query_ptr, lv.qrank, lv.n_levels, z, self._m + off,
                         weight * self._c, power, gz, diag, pa[r], pd[r])
 
     def _hess_piece(self, d, off, weight, gamma):
         lv = self.levels
         pa, pd = self._pointers()
-        r = self._piece_row(off)
+        r = self._offs.index(off)
         tree_hess(self._order, lv.query_ptr, lv.qrank, lv.n_levels, self._z, self._m + off,
                   weight * self._c, d, gamma, pa[r], pd[r])
 
