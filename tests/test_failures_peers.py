@@ -277,6 +277,29 @@ def test_the_fake_programs_give_a_model_when_the_output_is_good(tmp_path, privat
     assert _leftovers(private_tmp) == []
 
 
+def test_liblinear_is_timed_by_its_timer_line_else_by_wall_minus_a_parse_run(tmp_path, private_tmp,
+                                                                            monkeypatch):
+    """A train that prints rankbench's timer line is timed by it (one run); one without it (built
+    by another Makefile) by its wall time less a parse-and-stop run (two runs)."""
+    X, y, qid = _small()
+    content = LIBLINEAR_HEADER + b"0.5\n0.25\n-1\n"
+    home = install_fakes(tmp_path / "plain", "model", content)
+    calls = tmp_path / "calls.txt"
+    train = home / "liblinear" / "bin" / "train"
+    train.write_text(train.read_text() + f"open({str(calls)!r}, 'a').write('run\\n')\n")
+    monkeypatch.setenv("RANKBENCH_PEERS", str(home))
+    est = LiblinearRankSVM(timeout_s=60).fit(X, y, qid)
+    assert est.timed_by_ == "wall minus parse run" and calls.read_text() == "run\n" * 2
+    assert est.fit_time_ == pytest.approx(max(est.wall_total_s_ - est.read_time_, 0.0))
+    train.write_text(train.read_text() + "print('rankbench timer: train() 0.012500000 s')\n")
+    calls.unlink()
+    est = LiblinearRankSVM(timeout_s=60).fit(X, y, qid)
+    assert est.timed_by_ == "train() clock" and calls.read_text() == "run\n"
+    assert est.fit_time_ == 0.0125 and est.coef_.tolist() == [0.5, 0.25, -1.0]
+    assert est.read_time_ == pytest.approx(est.wall_total_s_ - 0.0125)
+    assert _leftovers(private_tmp) == []
+
+
 def test_a_failing_peer_names_its_exit_status_and_leaves_no_folder(tmp_path, private_tmp, monkeypatch):
     home = install_fakes(tmp_path / "peers", "model")
     for peer, (_, programs) in PEERS.items():

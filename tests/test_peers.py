@@ -106,6 +106,27 @@ def test_liblinear_ranksvm_reaches_our_squared_hinge_optimum_on_a_small_problem(
 
 
 @needs("liblinear")
+def test_liblinear_train_is_timed_by_the_clock_around_its_train_call():
+    """``make peers`` links LIBLINEAR's train with rankbench's timer: fit_time_ is its train()
+    call, inside the process's wall time, and read_time_ the rest of that wall time; the
+    parse-and-stop run (-e 1e30: train() evaluates f and g once) is timed less its train()."""
+    from rankbench.peers.solvers import liblinear_read_time
+
+    d = make_letor_like(n_queries=300, docs_per_query=30, n_features=20, seed=3)
+    peer = LiblinearRankSVM(C=0.1, tol=1e-6).fit(d.X, d.y, d.qid)
+    assert peer.timed_by_ == "train() clock" and peer.extra_["peer_timed_by"] == "train() clock"
+    assert "rankbench timer: train() " in peer.log_
+    assert 0 < peer.fit_time_ < peer.wall_total_s_
+    assert peer.read_time_ == pytest.approx(peer.wall_total_s_ - peer.fit_time_)
+    assert peer.n_cg_iter_ > 0  # LIBLINEAR's own log is still read
+    from rankbench.peers.process import peer_folder
+    with peer_folder("liblinear") as tmp:
+        write_letor(tmp / "train.dat", d.X, d.y, d.qid)
+        read = liblinear_read_time(tmp / "train.dat", 0.1)
+    assert 0 < read < peer.wall_total_s_
+
+
+@needs("liblinear")
 def test_liblinear_ranksvm_at_eps_1e8_reaches_our_optimum_on_ohsumed_fold1():
     """The issue's check: LIBLINEAR at eps 1e-8 within 1e-6 relative of our squared-hinge optimum
     (measured: 4e-14)."""

@@ -131,9 +131,10 @@ def _n_pairs(y, qid) -> int:
 def worker(quick: bool, with_n_jobs: bool, equal: dict | None = None) -> dict:
     """{problem: {fit: {"default": s, "n_jobs=1": s, "default fit_time_": s, ...}}}: each the
     minimum over repeats after a warm-up fit, in this process's thread settings.  A LIBLINEAR
-    fit keeps "default wall" and "default read" (its parse-only run); ``_run_loads`` takes its
-    training time as min(wall) - min(read) over every round, as the peers part does (the minimum
-    of single differences is biased low)."""
+    fit's "default fit_time_" is its train() call (the clock ``make peers`` builds into it); a
+    ``train`` without that clock keeps "default wall" and "default read" (its parse-only run)
+    and ``_run_loads`` takes its training time as min(wall) - min(read) over every round, as the
+    peers part does (the minimum of single differences is biased low)."""
     out: dict = {}
     serial = not with_n_jobs
     for name, X, y, qid, C in _problems(quick):
@@ -159,8 +160,9 @@ def worker(quick: bool, with_n_jobs: bool, equal: dict | None = None) -> dict:
                     t = time.perf_counter()
                     est = make(n).fit(X, y, qid=qid)
                     times[label] = min(times.get(label, float("inf")), time.perf_counter() - t)
-                    parts = ({"wall": est.wall_total_s_, "read": est.read_time_} if peer
-                             else {"fit_time_": getattr(est, "fit_time_", None)})
+                    parts = {"fit_time_": getattr(est, "fit_time_", None)}
+                    if getattr(est, "timed_by_", None) == "wall minus parse run":
+                        parts = {"wall": est.wall_total_s_, "read": est.read_time_}
                     for key, v in parts.items():
                         if v is not None:
                             k = f"{label} {key}"
@@ -259,8 +261,8 @@ def _run_loads(quick: bool, rounds: int, equal: dict, equal_file: str) -> list[d
                 proc.kill()
                 proc.wait()
         for prob, fits in default.items():
-            for fit, times in fits.items():  # LIBLINEAR: min wall - min parse over every round
-                if fit.startswith(LIBLINEAR):
+            for fit, times in fits.items():  # a LIBLINEAR without rankbench's timer: min wall
+                if fit.startswith(LIBLINEAR) and "default read" in times:  # - min parse, every round
                     times["default fit_time_"] = max(times["default wall"] - times["default read"], 0.0)
             rows += _liblinear_targets(load, prob, fits, equal.get(prob, {}))
             for fit, times in fits.items():

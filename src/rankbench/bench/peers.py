@@ -27,9 +27,10 @@ PART = "peers"
 def _interleaved(fit_ours, fit_peer, repeats: int):
     """(best ours model, best peer model), each the fastest of ``repeats`` alternating fits.
 
-    A peer timed as process wall minus a parse-and-stop run (LIBLINEAR: ``read_time_``) gets
-    min(wall) - min(parse) over the repeats: each minimum estimates its noise-free time, while
-    the minimum of the single differences is biased low (on 10 ms fits it clamps to 0)."""
+    A peer timed as process wall minus a parse-and-stop run (a LIBLINEAR ``train`` without
+    rankbench's timer: ``timed_by_``) gets min(wall) - min(parse) over the repeats: each
+    minimum estimates its noise-free time, while the minimum of the single differences is
+    biased low (on 10 ms fits it clamps to 0)."""
     best_o = best_p = None
     walls, reads = [], []
     for _ in range(repeats):
@@ -37,7 +38,7 @@ def _interleaved(fit_ours, fit_peer, repeats: int):
         if best_o is None or o.fit_time_ < best_o.fit_time_:
             best_o = o
         p = fit_peer()
-        if getattr(p, "read_time_", None) is not None:
+        if getattr(p, "timed_by_", None) == "wall minus parse run":
             walls.append(p.wall_total_s_)
             reads.append(p.read_time_)
         if best_p is None or p.fit_time_ < best_p.fit_time_:

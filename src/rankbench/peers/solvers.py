@@ -7,8 +7,9 @@ time limit (``timeout_s``, default ``DEFAULT_TIMEOUT_S`` = 4 h; ``rankbench.peer
 reads the model back strictly (a malformed or non-finite entry is a ValueError naming the
 model file and line) into a weight vector, and reports two times: ``fit_time_`` the program's own training
 time where it prints one (SVM-light's "Runtime in cpu-seconds", which excludes reading the
-file), else the process's wall time minus the time the same program takes to read the file
-and stop (``read_time_``), and ``wall_total_s_`` the whole process.
+file; for LIBLINEAR the clock rankbench's build wraps around its train() call), else the
+process's wall time minus the time the same program takes to read the file and stop
+(``read_time_``), and ``wall_total_s_`` the whole process.
 """
 
 from __future__ import annotations
@@ -156,10 +157,14 @@ def _make_liblinear(params: dict[str, Any]) -> LiblinearRankSVM:
 class LiblinearRankSVM(_Peer):
     """LIBLINEAR 2.11's ranksvm (``train -s 8``, Lee & Lin's C++ Tree-TRON): min 1/2 ||w||^2 +
     C sum over preference pairs of max(0, 1 - w.(x_i - x_j))^2, stopping at ||g|| <= tol ||g0||
-    (``-e``, default 1e-3, LIBLINEAR's).  ``fit_time_`` is the process's wall time minus
-    ``read_time_``, the time the same program takes on the same file with ``-e`` so large it
-    stops after reading (it prints no timer of its own).  ``timeout_s``: seconds before either
-    run is killed (TimeoutError); None means ``DEFAULT_TIMEOUT_S``."""
+    (``-e``, default 1e-3, LIBLINEAR's).  ``fit_time_`` is LIBLINEAR's ``train()`` call alone,
+    from the monotonic clock ``make peers`` wraps around it (``peers.build.LIBLINEAR_TIMER``;
+    ``timed_by_ = "train() clock"``), and ``read_time_`` the rest of the process (reading the
+    file, writing the model).  A ``train`` built without that timer (no timer line in its
+    output) is timed as before: wall time minus ``read_time_``, the time the same program takes
+    on the same file with ``-e`` so large it stops after reading (``timed_by_ = "wall minus
+    parse run"``).  ``timeout_s``: seconds before either run is killed (TimeoutError); None
+    means ``DEFAULT_TIMEOUT_S``."""
 
     peer = "liblinear"
 
@@ -179,13 +184,19 @@ class LiblinearRankSVM(_Peer):
         with peer_folder("liblinear") as tmp:
             train, model = tmp / "train.dat", tmp / "model"
             write_letor(train, X, y, qid)
-            read = liblinear_read_time(train, self.C, timeout_s, model)
             out, wall = self._run([train_bin, "-s", "8", "-c", repr(float(self.C)), "-e",
                                    repr(float(1e-3 if self.tol is None else self.tol)), str(train), str(model)], timeout_s)
             self.coef_ = read_liblinear_model(model, n_features)
-        self.read_time_ = read
+            timer = LIBLINEAR_TIMER_RE.findall(out)
+            if timer:
+                self.fit_time_ = float(timer[-1])
+                self.read_time_ = max(wall - self.fit_time_, 0.0)
+                self.timed_by_ = "train() clock"
+            else:  # a train built without rankbench's timer
+                self.read_time_ = liblinear_read_time(train, self.C, timeout_s, tmp / "model-read")
+                self.fit_time_ = max(wall - self.read_time_, 0.0)
+                self.timed_by_ = "wall minus parse run"
         self.wall_total_s_ = wall
-        self.fit_time_ = max(wall - read, 0.0)
         it = re.findall(r"iter\s+(\d+)", out)
         self.n_iter_ = int(it[-1]) if it else None
         cg = re.findall(r"CG\s+(\d+)", out)
@@ -193,21 +204,28 @@ class LiblinearRankSVM(_Peer):
         self.log_ = out[-4000:]
         self._set_objective(X, y, qid, "squared_hinge")
         self.extra_ = {"peer": "liblinear-ranksvm 2.11 train -s 8", "peer_wall_total_s": wall,
-                       "peer_read_s": read}
+                       "peer_read_s": self.read_time_, "peer_timed_by": self.timed_by_}
         return self
+
+
+# the line rankbench's timer adds to LIBLINEAR's output (rankbench.peers.build.LIBLINEAR_TIMER)
+LIBLINEAR_TIMER_RE = re.compile(r"^rankbench timer: train\(\) ([0-9.eE+-]+) s$", re.MULTILINE)
 
 
 def liblinear_read_time(train: Path, C: float = 1.0, timeout_s: float | None = None,
                         model: Path | None = None) -> float:
     """Wall seconds of LIBLINEAR ranksvm (``train -s 8``) reading ``train`` and stopping at once
-    (``-e 1e30``): its parse time, which ``LiblinearRankSVM`` subtracts from its wall time."""
+    (``-e 1e30``: its train() evaluates f and g at w = 0 and stops): its parse time, less that
+    train() call where rankbench's timer prints it (``LiblinearRankSVM`` subtracts this from its
+    wall time when its train has no timer)."""
     timeout_s = resolve_timeout(timeout_s, "liblinear_ranksvm")
     check_available("liblinear")
     with peer_folder("liblinear") as tmp:
         out = model if model is not None else tmp / "model"
-        _, read = _Peer._run([str(program("liblinear")), "-s", "8", "-c", repr(float(C)), "-e", "1e30",
-                              str(train), str(out)], timeout_s)
-    return read
+        log, read = _Peer._run([str(program("liblinear")), "-s", "8", "-c", repr(float(C)), "-e", "1e30",
+                                str(train), str(out)], timeout_s)
+    timer = LIBLINEAR_TIMER_RE.findall(log)
+    return max(read - float(timer[-1]), 0.0) if timer else read
 
 
 # rankbench SPD learner -> sofia-ml --learner_type (the plain perceptron is sofia-ml's
