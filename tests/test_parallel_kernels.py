@@ -121,6 +121,18 @@ def test_sort_within_queries_is_a_stable_sort_whatever_the_seed():
     perm = np.concatenate([a + rng.permutation(b - a) for a, b in zip(ptr[:-1], ptr[1:], strict=True)])
     for prev in (want, np.arange(X.shape[0]), perm):
         assert np.array_equal(sort_within_queries(z, ptr, prev.astype(np.int64)), want)
+    # queries whose scores are all equal (w = 0 ties every query) take the order by index without
+    # a sort; the others beside them still sort, and a tie broken in the last place is no tie
+    zt = z.copy()
+    for q in range(0, 200, 3):
+        zt[ptr[q]:ptr[q + 1]] = 0.25 * q
+    zt[ptr[3]] = np.nextafter(0.75, 1.0)
+    want_t = np.concatenate([a + np.argsort(zt[a:b], kind="stable")
+                             for a, b in zip(ptr[:-1], ptr[1:], strict=True)])
+    assert not np.array_equal(want_t[ptr[3]:ptr[4]], np.arange(ptr[3], ptr[4]))
+    for prev in (None, perm.astype(np.int64)):
+        assert np.array_equal(sort_within_queries(zt, ptr, prev), want_t)
+    assert np.array_equal(sort_within_queries(np.zeros_like(z), ptr), np.arange(X.shape[0]))
 
 
 def test_group_order_by_level_is_stable_within_levels():

@@ -64,3 +64,20 @@ def test_hand_worked_example():
     assert lv.n_levels.tolist() == [3, 1]
     assert lv.grank.tolist() == [2, 1, 2, 0, 1, 1]
     assert lv.n_pairs() == 5  # 3>1, 3>0 twice each, 1>0
+
+
+@pytest.mark.parametrize("n_distinct", [1, 2, 63, 64, 65, 300])
+def test_few_levels_pass_and_its_fallback_agree_at_the_boundary(n_distinct):
+    """At most SMALL_LEVELS (64) distinct labels take the one-pass table, more take np.unique:
+    both give the reference's levels and ranks (floats, negatives, runs and singletons)."""
+    rng = np.random.default_rng(n_distinct)
+    vals = rng.permutation(np.linspace(-3.0, 5.0, n_distinct))
+    y = np.repeat(vals, rng.integers(1, 4, size=n_distinct))
+    y = np.r_[y, rng.choice(vals, size=50)]
+    ptr = np.array([0, y.shape[0] // 2, y.shape[0]], dtype=np.int64)
+    lv = QueryLevels.from_labels(y, ptr)
+    qrank, n_levels, grank, levels = _reference(y, ptr)
+    assert np.array_equal(lv.levels, levels) and lv.levels.dtype == levels.dtype
+    assert np.array_equal(lv.grank, grank) and np.array_equal(lv.qrank, qrank)
+    assert np.array_equal(lv.n_levels, n_levels)
+    assert np.array_equal(lv.levels[lv.grank], y)

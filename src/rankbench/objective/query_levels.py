@@ -41,8 +41,11 @@ class QueryLevels:
         query_ptr = np.asarray(query_ptr, dtype=np.int64)
         n = y.shape[0]
         nq = query_ptr.shape[0] - 1
-        levels = np.unique(y)
-        grank = np.searchsorted(levels, y).astype(np.int64, copy=False).ravel()
+        y = y.ravel()
+        levels, grank = _few_levels(y, SMALL_LEVELS)  # graded relevance: one pass, no sort
+        if levels.shape[0] == 0 and n:
+            levels = np.unique(y)
+            grank = np.searchsorted(levels, y).astype(np.int64, copy=False)
         qrank = np.zeros(n, dtype=np.int64)
         n_levels = np.zeros(nq, dtype=np.int64)
         _rank_within_queries(query_ptr, grank, qrank, n_levels, levels.shape[0])
@@ -71,6 +74,39 @@ class QueryLevels:
 # distinct values (graded relevance: 2-5) are ranked through a table instead of a sort
 _RANK_BLOCK = 256
 SMALL_LEVELS = 64
+
+
+@njit(cache=True)
+def _few_levels(y, cap):
+    """(sorted distinct values of y, grank: each y's rank among them) in one pass when y holds at
+    most ``cap`` distinct values; (empty, empty) when it holds more (then np.unique's sort)."""
+    n = y.shape[0]
+    vals = np.empty(cap, dtype=y.dtype)
+    grank = np.empty(n, dtype=np.int64)
+    k = 0
+    last = -1
+    for i in range(n):
+        v = y[i]
+        if last >= 0 and v == vals[last]:  # labels come in runs within a query
+            grank[i] = last
+            continue
+        j = 0
+        while j < k and vals[j] != v:
+            j += 1
+        if j == k:
+            if k == cap:
+                return vals[:0], grank[:0]
+            vals[k] = v
+            k += 1
+        grank[i] = j
+        last = j
+    perm = np.argsort(vals[:k])
+    rank = np.empty(k, dtype=np.int64)
+    for r in range(k):
+        rank[perm[r]] = r
+    for i in range(n):
+        grank[i] = rank[grank[i]]
+    return vals[:k][perm], grank
 
 
 @njit(cache=True, parallel=True)

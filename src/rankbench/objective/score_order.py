@@ -3,8 +3,9 @@
 Queries are sorted in parallel (numba threads).  The order is by (score, document index), so
 it is unique, and a previous order can seed it: between two Newton steps few documents change
 places, and an insertion sort from the last order costs O(n + inversions); a query where the
-insertion sort would move too much falls back to a merge sort.  Either way the result is the
-same permutation.
+insertion sort would move too much falls back to a merge sort, and a query whose scores are
+all equal (w = 0) takes the order by index without a sort.  Either way the result is the same
+permutation.  An order of tied scores seeds nothing (its oracles sort the next scores afresh).
 """
 
 from __future__ import annotations
@@ -43,6 +44,15 @@ def _sort_query(z, a, b, prev, order):
                 break
         if ok:
             return
+    tied = True  # every score equal (w = 0): the order by index, no sort
+    for t in range(a + 1, b):
+        if z[t] != z[a]:
+            tied = False
+            break
+    if tied:
+        for t in range(a, b):
+            order[t] = t
+        return
     idx = np.argsort(z[a:b], kind="mergesort")
     for t in range(m):
         order[a + t] = a + idx[t]

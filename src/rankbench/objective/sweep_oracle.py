@@ -47,6 +47,8 @@ class SweepOracle(PairOracle):
             self._m = float(self.margin[1, 0])
             self._c = float(self.weight[1, 0])
         self._order = None
+        # the last order is of tied scores (w = 0: the order by index), no seed for the next sort
+        self._order_tied = False
         self._z = None
         self._diag = None
         self._fused_args = None
@@ -78,7 +80,9 @@ class SweepOracle(PairOracle):
         raise NotImplementedError
 
     def _loss_grad_z(self, z):
-        self._order = sort_within_queries(z, self.levels.query_ptr, self._order)  # seeded
+        seed = None if self._order_tied else self._order
+        self._order = sort_within_queries(z, self.levels.query_ptr, seed)  # seeded
+        self._order_tied = bool(z.shape[0]) and bool(np.all(z == z[0]))
         self._z = z
         self._after_sort()
         gz = np.zeros_like(z)
@@ -145,7 +149,7 @@ class SweepOracle(PairOracle):
         """L(Xw) with dL/dz, the Hessian state and X^T dL/dz in one pass over X."""
         rows, common = self._fused_common()
         n = self.n_docs
-        prev = self._order if self._order is not None else _NO_INT64
+        prev = self._order if self._order is not None and not self._order_tied else _NO_INT64
         order = self._order if self._order is not None else np.empty(n, dtype=np.int64)
         if self._fused_bufs is None:  # reused by every later call: no second copy at a trial point
             self._fused_bufs = (np.empty(n), np.empty(n), np.empty(n))
@@ -157,6 +161,7 @@ class SweepOracle(PairOracle):
         xtg = np.empty(self.n_features)
         sum_rows(acc, xtg)
         self._order, self._z, self._diag, self._gz, self._xtg = order, z, diag, gz, xtg
+        self._order_tied = not np.any(w)  # z = X 0 = 0: every query's order is by index
         return float(vals.sum())
 
     def _fused_hess_vec(self, v: np.ndarray) -> np.ndarray:
