@@ -45,6 +45,26 @@ def test_idle_cores_counts_other_processes_running(tmp_path, running, own, other
     assert idle_cores(str(tmp_path)) == max(0, CORES - others)
 
 
+def test_a_task_that_runs_when_we_yield_is_not_a_busy_core(tmp_path, monkeypatch):
+    """A reading that finds another task is taken again after one os.sched_yield: a kernel task
+    waiting for this thread's core (it runs during the yield) leaves every core idle; a busy
+    process (still runnable after the yield) is counted; a reading of no other task yields not."""
+    _fake_proc(tmp_path, 2, "R")
+    yields = []
+
+    def kernel_task_runs():
+        yields.append(1)
+        (tmp_path / "stat").write_text("cpu  1 2 3 4\nprocs_running 1\n")
+
+    monkeypatch.setattr(parallel.os, "sched_yield", kernel_task_runs)
+    assert idle_cores(str(tmp_path)) == CORES and len(yields) == 1
+    (tmp_path / "stat").write_text("cpu  1 2 3 4\nprocs_running 1\n")
+    assert idle_cores(str(tmp_path)) == CORES and len(yields) == 1  # nothing else: no yield
+    (tmp_path / "stat").write_text("cpu  1 2 3 4\nprocs_running 2\n")
+    monkeypatch.setattr(parallel.os, "sched_yield", lambda: yields.append(1))  # a busy loop stays
+    assert idle_cores(str(tmp_path)) == max(0, CORES - 1) and len(yields) == 2
+
+
 def test_idle_cores_without_proc_is_none(tmp_path):
     assert idle_cores(str(tmp_path / "absent")) is None
     (tmp_path / "stat").write_text("cpu 1 2 3\n")  # no procs_running line
