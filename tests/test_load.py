@@ -245,3 +245,19 @@ def test_equal_accuracy_picks_each_programs_loosest_tolerance_that_reaches_1e6(m
     assert eq["ours_tol"] == 1e-4 and eq["liblinear_eps"] == 1e-6
     monkeypatch.setattr(ps, "LiblinearRankSVM", fake(1e6))  # never, down to 1e-8
     assert peers.equal_accuracy(None, None, None, 1.0)["liblinear_eps"] is None
+
+
+def test_a_load_worker_times_only_the_problem_asked(capsys):
+    """``--problem I`` (the parent runs one problem at a time, default then serial worker, so a
+    fit and its reference are timed seconds apart): only that problem's fits, in the worker's
+    JSON line."""
+    import json
+
+    from rankbench.bench import load as bench_load
+
+    names = [p[0] for p in bench_load._problems(True)]
+    i = next(k for k, n in enumerate(names) if n.startswith("synthetic"))
+    assert bench_load.main(["--worker", "--quick", "--n-jobs", "--problem", str(i)]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert list(out) == [names[i]]
+    assert out[names[i]]["tron_tree"]["default"] > 0

@@ -7,9 +7,10 @@ Loads, each started and stopped by this part: ``idle`` (none), ``busy loop`` (on
 sweep or a job of Hydra's joblib launcher does).
 
 Under each load every fit runs in fresh worker processes (``python -m rankbench.bench.load
---worker``): one with the default thread settings, which times each fit at its defaults and
-again with ``n_jobs=1``, and one with ``NUMBA_NUM_THREADS=1`` (the serial reference); the two
-alternate ``rounds`` times (default 1) and each time is the minimum over rounds and repeats (7
+--worker``), one problem at a time: one with the default thread settings, which times each fit
+at its defaults and again with ``n_jobs=1``, and right after it one with ``NUMBA_NUM_THREADS=1``
+(the serial reference); the two alternate ``rounds`` times (default 1) per problem and each time
+is the minimum over rounds and repeats (7
 on the LETOR sets, 3 on the larger problems, 2 for a fit of seconds; a warm-up fit first, numba
 compilation excluded).  Problems: OHSUMED and MQ2008 QueryLevelNorm Fold1 train
 (when ``RANKBENCH_DATA`` has them) and the 480k x 46 dense LETOR-like problem of the targets
@@ -128,16 +129,20 @@ def _n_pairs(y, qid) -> int:
     return int(count_pairs(y if order is None else y[order], query_ptr))
 
 
-def worker(quick: bool, with_n_jobs: bool, equal: dict | None = None) -> dict:
+def worker(quick: bool, with_n_jobs: bool, equal: dict | None = None,
+           problem: int | None = None) -> dict:
     """{problem: {fit: {"default": s, "n_jobs=1": s, "default fit_time_": s, ...}}}: each the
     minimum over repeats after a warm-up fit, in this process's thread settings.  A LIBLINEAR
     fit's "default fit_time_" is its train() call (the clock ``make peers`` builds into it); a
     ``train`` without that clock keeps "default wall" and "default read" (its parse-only run)
     and ``_run_loads`` takes its training time as min(wall) - min(read) over every round, as the
-    peers part does (the minimum of single differences is biased low)."""
+    peers part does (the minimum of single differences is biased low).  ``problem``: only the
+    problem of that index in ``_problems`` (None: every one)."""
     out: dict = {}
     serial = not with_n_jobs
-    for name, X, y, qid, C in _problems(quick):
+    for index, (name, X, y, qid, C) in enumerate(_problems(quick)):
+        if problem is not None and index != problem:
+            continue
         repeats = 3 if X.shape[0] > 100_000 else 7
         n_pairs = _n_pairs(y, qid)
         out[name] = {}
@@ -195,11 +200,14 @@ def _start_load(load: str):
     return proc
 
 
-def _run_worker(quick: bool, serial: bool, equal_file: str | None = None) -> dict:
+def _run_worker(quick: bool, serial: bool, equal_file: str | None = None,
+                problem: int | None = None) -> dict:
     env = dict(os.environ)
     if serial:
         env["NUMBA_NUM_THREADS"] = "1"
     args = [sys.executable, "-m", "rankbench.bench.load", "--worker"]
+    if problem is not None:
+        args += ["--problem", str(problem)]
     if quick:
         args.append("--quick")
     if not serial:
@@ -243,19 +251,26 @@ def run(quick: bool = False, rounds: int | None = None) -> list[dict]:
 
 
 def _run_loads(quick: bool, rounds: int, equal: dict, equal_file: str) -> list[dict]:
+    """Per load, per problem: the default worker, then at once the serial one (its reference),
+    ``rounds`` times.  A fit and its reference are timed seconds apart, not the minutes a worker
+    over every problem takes (with that, a slower spell of the machine during one worker made
+    n_jobs=1 read 1.5x its own serial code)."""
     rows: list[dict] = []
+    n_problems = sum(1 for _ in _problems(quick))
     for load in LOADS:
         proc = _start_load(load)
         try:
             default: dict = {}
             serial: dict = {}
-            for _ in range(rounds):
-                t = time.perf_counter()
-                _merge_min(default, _run_worker(quick, serial=False, equal_file=equal_file))
-                print(f"[load] {load}: default worker {time.perf_counter() - t:.0f} s", flush=True)
-                t = time.perf_counter()
-                _merge_min(serial, _run_worker(quick, serial=True))
-                print(f"[load] {load}: serial worker {time.perf_counter() - t:.0f} s", flush=True)
+            for problem in range(n_problems):
+                for _ in range(rounds):
+                    t = time.perf_counter()
+                    _merge_min(default, _run_worker(quick, serial=False, equal_file=equal_file,
+                                                    problem=problem))
+                    t1 = time.perf_counter()
+                    _merge_min(serial, _run_worker(quick, serial=True, problem=problem))
+                    print(f"[load] {load}: problem {problem}: default worker {t1 - t:.0f} s, serial "
+                          f"worker {time.perf_counter() - t1:.0f} s", flush=True)
         finally:
             if proc is not None:
                 proc.kill()
@@ -317,6 +332,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--n-jobs", action="store_true", help="also time n_jobs=1")
     ap.add_argument("--equal", help="JSON file of equal_settings() (the LIBLINEAR rows)")
+    ap.add_argument("--problem", type=int, help="only the problem of this index")
     args = ap.parse_args(argv)
     if not args.worker:
         from rankbench.bench.__main__ import main as bench_main
@@ -326,7 +342,7 @@ def main(argv=None) -> int:
     if args.equal:
         with open(args.equal) as fh:
             equal = json.load(fh)
-    print(json.dumps(worker(args.quick, args.n_jobs, equal)))
+    print(json.dumps(worker(args.quick, args.n_jobs, equal, args.problem)))
     return 0
 
 
