@@ -138,6 +138,8 @@ def worker(quick: bool, with_n_jobs: bool, equal: dict | None = None,
     and ``_run_loads`` takes its training time as min(wall) - min(read) over every round, as the
     peers part does (the minimum of single differences is biased low).  ``problem``: only the
     problem of that index in ``_problems`` (None: every one)."""
+    from rankbench.peers.solvers import TIMED_BY_PARSE_RUN
+
     out: dict = {}
     serial = not with_n_jobs
     for index, (name, X, y, qid, C) in enumerate(_problems(quick)):
@@ -166,7 +168,7 @@ def worker(quick: bool, with_n_jobs: bool, equal: dict | None = None,
                     est = make(n).fit(X, y, qid=qid)
                     times[label] = min(times.get(label, float("inf")), time.perf_counter() - t)
                     parts = {"fit_time_": getattr(est, "fit_time_", None)}
-                    if getattr(est, "timed_by_", None) == "wall minus parse run":
+                    if getattr(est, "timed_by_", None) == TIMED_BY_PARSE_RUN:
                         parts = {"wall": est.wall_total_s_, "read": est.read_time_}
                     for key, v in parts.items():
                         if v is not None:

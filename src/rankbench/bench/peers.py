@@ -31,6 +31,8 @@ def _interleaved(fit_ours, fit_peer, repeats: int):
     rankbench's timer: ``timed_by_``) gets min(wall) - min(parse) over the repeats: each
     minimum estimates its noise-free time, while the minimum of the single differences is
     biased low (on 10 ms fits it clamps to 0)."""
+    from rankbench.peers.solvers import TIMED_BY_PARSE_RUN
+
     best_o = best_p = None
     walls, reads = [], []
     for _ in range(repeats):
@@ -38,7 +40,7 @@ def _interleaved(fit_ours, fit_peer, repeats: int):
         if best_o is None or o.fit_time_ < best_o.fit_time_:
             best_o = o
         p = fit_peer()
-        if getattr(p, "timed_by_", None) == "wall minus parse run":
+        if getattr(p, "timed_by_", None) == TIMED_BY_PARSE_RUN:
             walls.append(p.wall_total_s_)
             reads.append(p.read_time_)
         if best_p is None or p.fit_time_ < best_p.fit_time_:

@@ -82,7 +82,8 @@ class SweepOracle(PairOracle):
     def _loss_grad_z(self, z):
         seed = None if self._order_tied else self._order
         self._order = sort_within_queries(z, self.levels.query_ptr, seed)  # seeded
-        self._order_tied = bool(z.shape[0]) and bool(np.all(z == z[0]))
+        # all scores equal (z[0] == z[-1] first: scores of any w != 0 differ there at once)
+        self._order_tied = bool(z.shape[0] and z[0] == z[-1] and np.all(z == z[0]))
         self._z = z
         self._after_sort()
         gz = np.zeros_like(z)

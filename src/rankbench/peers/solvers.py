@@ -187,15 +187,15 @@ class LiblinearRankSVM(_Peer):
             out, wall = self._run([train_bin, "-s", "8", "-c", repr(float(self.C)), "-e",
                                    repr(float(1e-3 if self.tol is None else self.tol)), str(train), str(model)], timeout_s)
             self.coef_ = read_liblinear_model(model, n_features)
-            timer = LIBLINEAR_TIMER_RE.findall(out)
-            if timer:
-                self.fit_time_ = float(timer[-1])
+            train_s = liblinear_train_seconds(out)
+            if train_s is not None:
+                self.fit_time_ = train_s
                 self.read_time_ = max(wall - self.fit_time_, 0.0)
-                self.timed_by_ = "train() clock"
+                self.timed_by_ = TIMED_BY_CLOCK
             else:  # a train built without rankbench's timer
                 self.read_time_ = liblinear_read_time(train, self.C, timeout_s, tmp / "model-read")
                 self.fit_time_ = max(wall - self.read_time_, 0.0)
-                self.timed_by_ = "wall minus parse run"
+                self.timed_by_ = TIMED_BY_PARSE_RUN
         self.wall_total_s_ = wall
         it = re.findall(r"iter\s+(\d+)", out)
         self.n_iter_ = int(it[-1]) if it else None
@@ -210,6 +210,16 @@ class LiblinearRankSVM(_Peer):
 
 # the line rankbench's timer adds to LIBLINEAR's output (rankbench.peers.build.LIBLINEAR_TIMER)
 LIBLINEAR_TIMER_RE = re.compile(r"^rankbench timer: train\(\) ([0-9.eE+-]+) s$", re.MULTILINE)
+# LiblinearRankSVM.timed_by_: its train() clock, or (a train without it) wall minus a parse run
+TIMED_BY_CLOCK = "train() clock"
+TIMED_BY_PARSE_RUN = "wall minus parse run"
+
+
+def liblinear_train_seconds(log: str) -> float | None:
+    """The seconds of LIBLINEAR's train() call printed by rankbench's timer in ``log`` (its last
+    such line), or None when ``log`` has none (a train built without the timer)."""
+    timer = LIBLINEAR_TIMER_RE.findall(log)
+    return float(timer[-1]) if timer else None
 
 
 def liblinear_read_time(train: Path, C: float = 1.0, timeout_s: float | None = None,
@@ -224,8 +234,8 @@ def liblinear_read_time(train: Path, C: float = 1.0, timeout_s: float | None = N
         out = model if model is not None else tmp / "model"
         log, read = _Peer._run([str(program("liblinear")), "-s", "8", "-c", repr(float(C)), "-e", "1e30",
                                 str(train), str(out)], timeout_s)
-    timer = LIBLINEAR_TIMER_RE.findall(log)
-    return max(read - float(timer[-1]), 0.0) if timer else read
+    train_s = liblinear_train_seconds(log)
+    return read if train_s is None else max(read - train_s, 0.0)
 
 
 # rankbench SPD learner -> sofia-ml --learner_type (the plain perceptron is sofia-ml's
