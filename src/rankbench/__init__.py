@@ -5,6 +5,10 @@ The estimators are imported lazily so ``import rankbench`` stays cheap (no numba
 
 from importlib import import_module
 
+from rankbench.parallel import shorten_openmp_spin
+
+shorten_openmp_spin()  # before numba's OpenMP layer loads (its first parallel kernel)
+
 __version__ = "0.1.0"
 
 _LAZY = {

@@ -17,6 +17,32 @@ import os
 from contextlib import contextmanager
 from numbers import Integral
 
+GOMP_SPINCOUNT = "30000"  # about 1 ms of spinning on this machine, against 9-10 ms at libgomp's 300000
+
+
+def shorten_openmp_spin(environ=None) -> bool:
+    """Shorten how long GNU OpenMP's idle worker threads spin before they sleep: sets
+    ``GOMP_SPINCOUNT`` to 30000 unless the user set it or ``OMP_WAIT_POLICY``; True if it did.
+    ``import rankbench`` calls it, before numba's ``omp`` threading layer loads libgomp, which
+    reads the variable once, when it loads (no effect where an OpenMP runtime already started,
+    or under the ``tbb`` and ``workqueue`` layers).
+
+    Why (issue 21, /work/notes/spincount.py in the closing note): with libgomp's default of
+    300,000 spins, the worker thread of a 2-thread fit burns 9-10 ms of the other core after the
+    fit returns, about one more OHSUMED fit.  On a busy machine that time is taken from the other
+    processes (a second sweep, a test run), and in the process itself from whatever runs next.
+    At 30,000 it burns 0-3.7 ms; the gaps between the parallel regions of one fit (the optimizer's
+    Python between kernels, tens of microseconds) are still spun through, and back-to-back fits were
+    as fast (OHSUMED Fold1 min/median 4.8-7.3 / 5.6-9.1 ms at 300,000, 5.3-6.1 / 6.5-7.8 ms at
+    30,000; the 480k problem within the run-to-run spread).  ``OMP_WAIT_POLICY=passive`` (no spin)
+    and ``GOMP_SPINCOUNT=1000`` made the fit itself 1.2-2x slower: each region then wakes a
+    sleeping thread."""
+    env = os.environ if environ is None else environ
+    if "GOMP_SPINCOUNT" in env or "OMP_WAIT_POLICY" in env:
+        return False
+    env["GOMP_SPINCOUNT"] = GOMP_SPINCOUNT
+    return True
+
 
 def resolve_n_jobs(n_jobs) -> int:
     """The thread count ``n_jobs`` stands for; ValueError for 0, < -1 or a non-integer."""
