@@ -321,3 +321,89 @@ def test_worker_threads_stop_spinning_sooner_after_a_fit():
         pytest.skip(f"libgomp's default spin did not show here (layer {layer}, {default:.1f} ms)")
     _, ours = burnt({})
     assert ours < default / 2, (ours, default)
+
+
+def _tiny_problems(quick):
+    d = make_letor_like(n_queries=20, docs_per_query=(5, 9), n_features=6, seed=2)
+    yield "tiny", d.X, d.y, d.qid, 1e-2
+
+
+def test_a_serving_worker_answers_one_fit_per_request(monkeypatch):
+    """``serve``: the head line lists the fits and their variants; a warm request answers the
+    repeats; a time request times that one fit (the variant's wall time and fit_time_)."""
+    import io
+    import json
+
+    from rankbench.bench import load as bench_load
+
+    monkeypatch.setattr(bench_load, "_problems", _tiny_problems)
+    stdin = io.StringIO('{"op": "warm", "fit": "tron_tree"}\n'
+                        '{"op": "time", "fit": "tron_tree", "label": "n_jobs=1"}\n'
+                        '{"op": "time", "fit": "SPD", "label": "default"}\n')
+    stdout = io.StringIO()
+    bench_load.serve(True, True, None, 0, stdin=stdin, stdout=stdout)
+    lines = [json.loads(x[len("@load "):]) for x in stdout.getvalue().splitlines()]
+    head, warm, one, spd = lines
+    assert head["problem"] == "tiny"
+    assert head["fits"]["tron_tree"] == ["default", "n_jobs=1"]
+    assert head["fits"]["SPD"] == head["fits"]["LambdaMART"] == ["default"]  # serial by design
+    assert warm == {"repeats": 7}
+    assert set(one) == {"n_jobs=1", "n_jobs=1 fit_time_"}
+    assert 0 < one["n_jobs=1 fit_time_"] <= one["n_jobs=1"]
+    assert set(spd) >= {"default"}
+
+
+def test_a_pair_of_workers_times_each_fit_beside_its_serial_reference(monkeypatch):
+    """``_run_pair`` asks the default and the serial worker for one fit at a time: per repeat
+    the default fit, its n_jobs=1 variant and the reference back to back, reversed every other
+    repeat; a fit only the default worker has (LIBLINEAR) is timed there alone; each time is the
+    minimum over the repeats."""
+    from rankbench.bench import load as bench_load
+
+    log = []
+    clock = iter(range(1, 1000))
+
+    class Fake:
+        def __init__(self, quick, serial, problem, equal_file):
+            self.side = "serial" if serial else "default"
+            fits = {"tron_tree": ["default", "n_jobs=1"], "SPD": ["default"]}
+            if not serial:
+                fits["LIBLINEAR ranksvm"] = ["default"]
+            self.head = {"problem": "p", "fits": fits}
+
+        def ask(self, op, fit, label=None):
+            log.append((self.side, op, fit, label))
+            if op == "warm":
+                return {"repeats": 3 if self.side == "default" else 2}
+            return {label: float(next(clock))}
+
+        def close(self):
+            log.append((self.side, "close", None, None))
+
+    monkeypatch.setattr(bench_load, "_Served", Fake)
+    default, serial = bench_load._run_pair(True, 0, None)
+    tron = [(s, lab) for s, op, fit, lab in log if op == "time" and fit == "tron_tree"]
+    assert tron == [("default", "default"), ("default", "n_jobs=1"), ("serial", "default"),
+                    ("serial", "default"), ("default", "n_jobs=1"), ("default", "default")]
+    assert [(s, op) for s, op, fit, _ in log if fit == "LIBLINEAR ranksvm"] == \
+        [("default", "warm"), ("default", "time"), ("default", "time"), ("default", "time")]
+    assert default["p"]["tron_tree"] == {"default": 1.0, "n_jobs=1": 2.0}  # minimum of the two
+    assert serial["p"]["tron_tree"] == {"default": 3.0}
+    assert "LIBLINEAR ranksvm" not in serial["p"]
+    assert [s for s, op, _, _ in log if op == "close"] == ["default", "serial"]
+
+
+def test_a_real_pair_of_serving_workers(monkeypatch, tmp_path):
+    """The two processes of ``_run_pair`` on the quick synthetic problem: the default worker
+    times tron_tree (and LIBLINEAR where built) and the serial worker has nothing to time
+    there; a worker that fails is reported with its stderr."""
+    from rankbench.bench import load as bench_load
+
+    names = [p[0] for p in bench_load._problems(True)]
+    i = next(k for k, n in enumerate(names) if n.startswith("synthetic"))
+    default, serial = bench_load._run_pair(True, i, None)
+    (prob,) = default
+    assert prob == names[i] and default[prob]["tron_tree"]["default"] > 0
+    assert serial == {prob: {}}
+    with pytest.raises(RuntimeError, match="load worker failed"):
+        bench_load._run_pair(True, len(names), None)  # no such problem: the worker dies

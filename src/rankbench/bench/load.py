@@ -6,15 +6,16 @@ Loads, each started and stopped by this part: ``idle`` (none), ``busy loop`` (on
 ``RankSVM()`` on MQ2008 Fold1 train in a loop, with rankbench's default settings, as a second
 sweep or a job of Hydra's joblib launcher does).
 
-Under each load every fit runs in fresh worker processes (``python -m rankbench.bench.load
---worker``), one problem at a time: one with the default thread settings, which times each fit
-at its defaults and again with ``n_jobs=1``, and right after it one with ``NUMBA_NUM_THREADS=1``
-(the serial reference); the two alternate ``rounds`` times (default 1) per problem and each time
-is the minimum over rounds and repeats (7
-on the LETOR sets, 3 on the larger problems, 2 for a fit of seconds; a warm-up fit first, numba
-compilation excluded).  Problems: OHSUMED and MQ2008 QueryLevelNorm Fold1 train
-(when ``RANKBENCH_DATA`` has them) and the 480k x 46 dense LETOR-like problem of the targets
-part; fits: the RankSVM solvers of the papers (PRSVM on explicit pairs only where its pairs fit
+Under each load, per problem, two fresh worker processes run side by side (``python -m
+rankbench.bench.load --serve``): one with the default thread settings, which times each fit at
+its defaults and again with ``n_jobs=1``, and one with ``NUMBA_NUM_THREADS=1`` (the serial
+reference).  The parent asks them for one fit at a time, the default fit, its ``n_jobs=1``
+variant and the reference back to back (reversed every other repeat), so a fit and its reference
+see the same moment of the machine; the other worker waits on its pipe meanwhile.  Each time is
+the minimum over ``rounds`` (default 1) and repeats (7 on the LETOR sets, 3 on the larger
+problems, 2 for a fit of seconds; a warm-up fit first, numba compilation excluded).
+Problems: OHSUMED and MQ2008 QueryLevelNorm Fold1 train (when ``RANKBENCH_DATA`` has them) and
+the 480k x 46 dense LETOR-like problem of the targets part; fits: the RankSVM solvers of the papers (PRSVM on explicit pairs only where its pairs fit
 in memory, and the hinge cutting plane only on the LETOR sets: 65 s a fit at 480k), SPD
 (``SPDRanker()``, 1e5 Pegasos steps) and LambdaMART (``LambdaMART()``).
 
@@ -129,53 +130,114 @@ def _n_pairs(y, qid) -> int:
     return int(count_pairs(y if order is None else y[order], query_ptr))
 
 
-def worker(quick: bool, with_n_jobs: bool, equal: dict | None = None,
-           problem: int | None = None) -> dict:
-    """{problem: {fit: {"default": s, "n_jobs=1": s, "default fit_time_": s, ...}}}: each the
-    minimum over repeats after a warm-up fit, in this process's thread settings.  A LIBLINEAR
-    fit's "default fit_time_" is its train() call (the clock ``make peers`` builds into it); a
-    ``train`` without that clock keeps "default wall" and "default read" (its parse-only run)
-    and ``_run_loads`` takes its training time as min(wall) - min(read) over every round, as the
-    peers part does (the minimum of single differences is biased low).  ``problem``: only the
-    problem of that index in ``_problems`` (None: every one)."""
+def _plan(name, X, y, qid, C, serial: bool, equal: dict | None) -> list:
+    """[(fit, make, [(label, n_jobs), ...]), ...]: the fits a worker times on one problem and
+    their variants ("default", and "n_jobs=1" in the default worker)."""
+    plan = []
+    for fit, make in _fits(name, C, _n_pairs(y, qid), serial, (equal or {}).get(name)):
+        variants = [("default", None)] + ([] if serial else [("n_jobs=1", 1)])
+        if fit.startswith(LIBLINEAR) or fit in (EQ_OURS, "LambdaMART", "SPD") \
+                or _liblinear_rows_only(name):
+            # LIBLINEAR's rows: each program at its own settings; LambdaMART's default is
+            # n_jobs=1 and SPD is serial: a second variant would time the same fit
+            variants = variants[:1]
+        plan.append((fit, make, variants))
+    return plan
+
+
+def _warm(fit, make, variants, X, y, qid) -> float:
+    """One untimed fit per variant (numba compiled, caches warm); its seconds per variant.  A
+    LIBLINEAR fit is a program of its own (nothing to compile): not run, and 0 on the LETOR sets,
+    a fit of seconds on the larger problems."""
+    if fit.startswith(LIBLINEAR):
+        return 10.0 if X.shape[0] > 100_000 else 0.0
+    t = time.perf_counter()
+    for _label, n in variants:
+        make(n).fit(X, y, qid=qid)
+    return (time.perf_counter() - t) / len(variants)
+
+
+def _repeats(X, warm_seconds: float) -> int:
+    """7 on the LETOR sets, 3 on the larger problems, 2 for a fit of seconds (the 480k problem's
+    sgd_queries, LambdaMART, LIBLINEAR)."""
+    return 2 if warm_seconds > 2.0 else 3 if X.shape[0] > 100_000 else 7
+
+
+def _time_once(make, label, n, X, y, qid) -> dict:
+    """{label: wall s, "<label> fit_time_": s, ...} of one fit.  A LIBLINEAR fit's fit_time_ is
+    its train() call (the clock ``make peers`` builds into it); a ``train`` without that clock
+    gives "<label> wall" and "<label> read" (its parse-only run) instead, and ``_run_loads``
+    takes its training time as min(wall) - min(read), as the peers part does (the minimum of
+    single differences is biased low)."""
     from rankbench.peers.solvers import TIMED_BY_PARSE_RUN
 
+    t = time.perf_counter()
+    est = make(n).fit(X, y, qid=qid)
+    times = {label: time.perf_counter() - t}
+    parts = {"fit_time_": getattr(est, "fit_time_", None)}
+    if getattr(est, "timed_by_", None) == TIMED_BY_PARSE_RUN:
+        parts = {"wall": est.wall_total_s_, "read": est.read_time_}
+    for key, v in parts.items():
+        if v is not None:
+            times[f"{label} {key}"] = float(v)
+    return times
+
+
+def _merge_times(acc: dict, new: dict) -> None:
+    for k, v in new.items():
+        acc[k] = min(acc.get(k, float("inf")), v)
+
+
+def worker(quick: bool, with_n_jobs: bool, equal: dict | None = None,
+           problem: int | None = None) -> dict:
+    """{problem: {fit: {"default": s, "n_jobs=1": s, "default fit_time_": s, ...}}}: every fit
+    of every problem (``problem``: only the one of that index in ``_problems``) timed in this
+    process's thread settings, each the minimum over repeats after a warm-up fit, the variants
+    interleaved.  The load part itself drives a default and a serial worker fit by fit
+    (``serve``); this is the same timing in one process."""
     out: dict = {}
-    serial = not with_n_jobs
     for index, (name, X, y, qid, C) in enumerate(_problems(quick)):
         if problem is not None and index != problem:
             continue
-        repeats = 3 if X.shape[0] > 100_000 else 7
-        n_pairs = _n_pairs(y, qid)
         out[name] = {}
-        for fit, make in _fits(name, C, n_pairs, serial, (equal or {}).get(name)):
-            peer = fit.startswith(LIBLINEAR)
-            variants = [("default", None)] + ([("n_jobs=1", 1)] if with_n_jobs else [])
-            if peer or fit in (EQ_OURS, "LambdaMART", "SPD") or _liblinear_rows_only(name):
-                # LIBLINEAR's rows: each program at its own settings; LambdaMART's default is
-                # n_jobs=1 and SPD is serial: a second variant would time the same fit
-                variants = variants[:1]
+        for fit, make, variants in _plan(name, X, y, qid, C, not with_n_jobs, equal):
             times: dict = {}
-            slow = peer and X.shape[0] > 100_000  # a program of its own: nothing to compile
-            t = time.perf_counter()
-            for _label, n in variants if not peer else ():
-                make(n).fit(X, y, qid=qid)  # compiled, caches warm
-            slow = slow or time.perf_counter() - t > 2.0 * len(variants)
-            # fits of seconds (the 480k problem's sgd_queries, LambdaMART, LIBLINEAR): 2 repeats
-            for _ in range(2 if slow else repeats):
-                for label, n in variants:  # interleaved: they see the same load
-                    t = time.perf_counter()
-                    est = make(n).fit(X, y, qid=qid)
-                    times[label] = min(times.get(label, float("inf")), time.perf_counter() - t)
-                    parts = {"fit_time_": getattr(est, "fit_time_", None)}
-                    if getattr(est, "timed_by_", None) == TIMED_BY_PARSE_RUN:
-                        parts = {"wall": est.wall_total_s_, "read": est.read_time_}
-                    for key, v in parts.items():
-                        if v is not None:
-                            k = f"{label} {key}"
-                            times[k] = min(times.get(k, float("inf")), float(v))
+            for _ in range(_repeats(X, _warm(fit, make, variants, X, y, qid))):
+                for label, n in variants:
+                    _merge_times(times, _time_once(make, label, n, X, y, qid))
             out[name][fit] = times
     return out
+
+
+_REPLY = "@load "  # the prefix of a serving worker's protocol lines (any other output is skipped)
+
+
+def serve(quick: bool, with_n_jobs: bool, equal: dict | None, problem: int, stdin=None,
+          stdout=None) -> None:
+    """A worker of one problem driven by the parent, one fit per request, so that a fit and its
+    ``NUMBA_NUM_THREADS=1`` reference (another serving process) are timed milliseconds apart.
+    First line: ``{"problem": name, "fits": {fit: [label, ...]}}``; then per request line
+    ``{"op": "warm", "fit": f}`` -> ``{"repeats": r}`` or ``{"op": "time", "fit": f, "label": l}``
+    -> ``_time_once``'s dict; each reply one line prefixed ``@load ``."""
+    stdin = sys.stdin if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
+    name, X, y, qid, C = next(p for i, p in enumerate(_problems(quick)) if i == problem)
+    plan = {fit: (make, dict(variants))
+            for fit, make, variants in _plan(name, X, y, qid, C, not with_n_jobs, equal)}
+
+    def reply(obj):
+        stdout.write(_REPLY + json.dumps(obj) + "\n")
+        stdout.flush()
+
+    reply({"problem": name, "fits": {fit: list(v) for fit, (_m, v) in plan.items()}})
+    for line in stdin:
+        req = json.loads(line)
+        make, variants = plan[req["fit"]]
+        if req["op"] == "warm":
+            reply({"repeats": _repeats(X, _warm(req["fit"], make, list(variants.items()), X, y,
+                                                 qid))})
+        else:
+            reply(_time_once(make, req["label"], variants[req["label"]], X, y, qid))
 
 
 def equal_settings(quick: bool) -> dict:
@@ -202,24 +264,78 @@ def _start_load(load: str):
     return proc
 
 
-def _run_worker(quick: bool, serial: bool, equal_file: str | None = None,
-                problem: int | None = None) -> dict:
-    env = dict(os.environ)
-    if serial:
-        env["NUMBA_NUM_THREADS"] = "1"
-    args = [sys.executable, "-m", "rankbench.bench.load", "--worker"]
-    if problem is not None:
-        args += ["--problem", str(problem)]
-    if quick:
-        args.append("--quick")
-    if not serial:
-        args.append("--n-jobs")
-    if equal_file:
-        args += ["--equal", equal_file]
-    res = subprocess.run(args, env=env, capture_output=True, text=True, timeout=3600)
-    if res.returncode:
-        raise RuntimeError(f"load worker failed:\n{res.stderr[-3000:]}")
-    return json.loads(res.stdout.strip().splitlines()[-1])
+class _Served:
+    """A serving worker process (``serve``) of one problem: default threads, or the serial
+    reference (``NUMBA_NUM_THREADS=1``)."""
+
+    def __init__(self, quick: bool, serial: bool, problem: int, equal_file: str | None):
+        import tempfile
+
+        env = dict(os.environ)
+        if serial:
+            env["NUMBA_NUM_THREADS"] = "1"
+        args = [sys.executable, "-m", "rankbench.bench.load", "--serve", "--problem", str(problem)]
+        args += (["--quick"] if quick else []) + ([] if serial else ["--n-jobs"])
+        args += ["--equal", equal_file] if equal_file and not serial else []
+        self.stderr = tempfile.TemporaryFile("w+")
+        self.proc = subprocess.Popen(args, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.stderr, text=True)
+        self.head = self.read()
+
+    def read(self) -> dict:
+        for line in self.proc.stdout:
+            if line.startswith(_REPLY):
+                return json.loads(line[len(_REPLY):])
+        self.stderr.seek(0)
+        raise RuntimeError(f"load worker failed (exit {self.proc.wait()}):\n"
+                           f"{self.stderr.read()[-3000:]}")
+
+    def ask(self, **req) -> dict:
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+        return self.read()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.stderr.close()
+
+
+def _run_pair(quick: bool, problem: int, equal_file: str | None,
+              timeout: float = 3 * 3600.0) -> tuple[dict, dict]:
+    """({prob: {fit: times}} of the default worker, the same of the serial one) for one problem:
+    the two workers run side by side (one waits while the other fits) and the parent asks them
+    for one fit at a time, alternating: each repeat times the default fit, its n_jobs=1 variant
+    and the serial reference back to back, in reverse order every other repeat.  A fit and its
+    reference thus see the same moment of the machine (timed by whole workers, seconds or
+    minutes apart, the default and the n_jobs=1 fits read up to 1.5x their serial reference on
+    an idle machine, n_jobs=1 being the same one-thread code).  Workers that do not answer
+    within ``timeout`` are killed."""
+    import threading
+
+    pair = [_Served(quick, False, problem, equal_file), _Served(quick, True, problem, None)]
+    watchdog = threading.Timer(timeout, lambda: [w.proc.kill() for w in pair])
+    watchdog.start()
+    try:
+        dflt, ser = pair
+        prob = dflt.head["problem"]
+        out = ({prob: {}}, {prob: {}})
+        for fit, labels in dflt.head["fits"].items():
+            both = fit in ser.head["fits"]
+            repeats = dflt.ask(op="warm", fit=fit)["repeats"]
+            if both:
+                repeats = min(repeats, ser.ask(op="warm", fit=fit)["repeats"])
+            order = [(0, label) for label in labels] + ([(1, "default")] if both else [])
+            for r in range(repeats):
+                for side, label in order if r % 2 == 0 else order[::-1]:
+                    _merge_times(out[side][prob].setdefault(fit, {}),
+                                 pair[side].ask(op="time", fit=fit, label=label))
+        return out
+    finally:
+        watchdog.cancel()
+        for w in pair:
+            w.close()
 
 
 def _merge_min(acc: dict, new: dict) -> None:
@@ -253,10 +369,8 @@ def run(quick: bool = False, rounds: int | None = None) -> list[dict]:
 
 
 def _run_loads(quick: bool, rounds: int, equal: dict, equal_file: str) -> list[dict]:
-    """Per load, per problem: the default worker, then at once the serial one (its reference),
-    ``rounds`` times.  A fit and its reference are timed seconds apart, not the minutes a worker
-    over every problem takes (with that, a slower spell of the machine during one worker made
-    n_jobs=1 read 1.5x its own serial code)."""
+    """Per load, per problem, ``rounds`` times: a default and a serial worker, fit by fit
+    (``_run_pair``)."""
     rows: list[dict] = []
     n_problems = sum(1 for _ in _problems(quick))
     for load in LOADS:
@@ -267,12 +381,11 @@ def _run_loads(quick: bool, rounds: int, equal: dict, equal_file: str) -> list[d
             for problem in range(n_problems):
                 for _ in range(rounds):
                     t = time.perf_counter()
-                    _merge_min(default, _run_worker(quick, serial=False, equal_file=equal_file,
-                                                    problem=problem))
-                    t1 = time.perf_counter()
-                    _merge_min(serial, _run_worker(quick, serial=True, problem=problem))
-                    print(f"[load] {load}: problem {problem}: default worker {t1 - t:.0f} s, serial "
-                          f"worker {time.perf_counter() - t1:.0f} s", flush=True)
+                    got_default, got_serial = _run_pair(quick, problem, equal_file)
+                    _merge_min(default, got_default)
+                    _merge_min(serial, got_serial)
+                    print(f"[load] {load}: problem {problem}: {time.perf_counter() - t:.0f} s",
+                          flush=True)
         finally:
             if proc is not None:
                 proc.kill()
@@ -331,12 +444,14 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m rankbench.bench.load")
     ap.add_argument("--worker", action="store_true", help="time every fit in this process")
+    ap.add_argument("--serve", action="store_true",
+                    help="time the fits of --problem one at a time, as the parent asks (stdin)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--n-jobs", action="store_true", help="also time n_jobs=1")
     ap.add_argument("--equal", help="JSON file of equal_settings() (the LIBLINEAR rows)")
     ap.add_argument("--problem", type=int, help="only the problem of this index")
     args = ap.parse_args(argv)
-    if not args.worker:
+    if not (args.worker or args.serve):
         from rankbench.bench.__main__ import main as bench_main
 
         return bench_main([PART] + (["--quick"] if args.quick else []))
@@ -344,6 +459,11 @@ def main(argv=None) -> int:
     if args.equal:
         with open(args.equal) as fh:
             equal = json.load(fh)
+    if args.serve:
+        if args.problem is None:
+            ap.error("--serve needs --problem")
+        serve(args.quick, args.n_jobs, equal, args.problem)
+        return 0
     print(json.dumps(worker(args.quick, args.n_jobs, equal, args.problem)))
     return 0
 
