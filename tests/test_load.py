@@ -407,3 +407,40 @@ def test_a_real_pair_of_serving_workers(monkeypatch, tmp_path):
     assert serial == {prob: {}}
     with pytest.raises(RuntimeError, match="load worker failed"):
         bench_load._run_pair(True, len(names), None)  # no such problem: the worker dies
+    w = bench_load._Served(True, True, i, None)
+    try:
+        w.proc.kill()
+        w.proc.wait()
+        with pytest.raises(RuntimeError, match="load worker failed"):  # not a BrokenPipeError
+            w.ask(op="warm", fit="tron_tree")
+    finally:
+        w.close()
+
+
+def test_warm_up_takes_two_rounds_on_large_problems_only():
+    """``_warm``: one untimed fit per variant, two on a problem of over 100k documents (unless a
+    fit takes seconds); a LIBLINEAR fit is not run."""
+    from types import SimpleNamespace
+
+    from rankbench.bench import load as bench_load
+
+    fits = []
+
+    class Est:
+        def __init__(self, n):
+            self.n = n
+
+        def fit(self, X, y, qid=None):
+            fits.append(self.n)
+            return self
+
+    variants = [("default", None), ("n_jobs=1", 1)]
+    small, large = SimpleNamespace(shape=(50_000, 46)), SimpleNamespace(shape=(480_000, 46))
+    bench_load._warm("tron_tree", Est, variants, small, None, None)
+    assert fits == [None, 1]
+    fits.clear()
+    bench_load._warm("tron_tree", Est, variants, large, None, None)
+    assert fits == [None, 1, None, 1]
+    fits.clear()
+    assert bench_load._warm("LIBLINEAR ranksvm", Est, variants[:1], large, None, None) == 10.0
+    assert fits == []
