@@ -228,7 +228,11 @@ def serve(quick: bool, with_n_jobs: bool, equal: dict | None, problem: int, stdi
     -> ``_time_once``'s dict; each reply one line prefixed ``@load ``."""
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
-    name, X, y, qid, C = next(p for i, p in enumerate(_problems(quick)) if i == problem)
+    found = next((p for i, p in enumerate(_problems(quick)) if i == problem), None)
+    if found is None:
+        raise SystemExit(f"load worker: no problem of index {problem} here "
+                         f"({sum(1 for _ in _problems(quick))} problems)")
+    name, X, y, qid, C = found
     plan = {fit: (make, dict(variants))
             for fit, make, variants in _plan(name, X, y, qid, C, not with_n_jobs, equal)}
 
