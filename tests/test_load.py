@@ -369,7 +369,10 @@ def test_a_pair_of_workers_times_each_fit_beside_its_serial_reference(monkeypatc
             fits = {"tron_tree": ["default", "n_jobs=1"], "SPD": ["default"]}
             if not serial:
                 fits["LIBLINEAR ranksvm"] = ["default"]
-            self.head = {"problem": "p", "fits": fits}
+            self.reply = {"problem": "p", "fits": fits}
+
+        def read(self):
+            return self.reply
 
         def ask(self, op, fit, label=None):
             log.append((self.side, op, fit, label))
@@ -409,6 +412,7 @@ def test_a_real_pair_of_serving_workers(monkeypatch, tmp_path):
         bench_load._run_pair(True, len(names), None)  # no such problem: the worker says so
     w = bench_load._Served(True, True, i, None)
     try:
+        assert w.read()["problem"] == names[i]
         w.proc.kill()
         w.proc.wait()
         with pytest.raises(RuntimeError, match="load worker failed"):  # not a BrokenPipeError
@@ -444,3 +448,26 @@ def test_warm_up_takes_two_rounds_on_large_problems_only():
     fits.clear()
     assert bench_load._warm("LIBLINEAR ranksvm", Est, variants[:1], large, None, None) == 10.0
     assert fits == []
+
+
+def test_a_pair_whose_worker_hangs_is_killed_and_reported(monkeypatch):
+    """A worker that never answers (here: one that sleeps instead of loading its problem) is
+    killed when the pair's time runs out, and the run fails with the worker's exit, not a hang."""
+    from rankbench.bench import load as bench_load
+
+    real = bench_load._Served
+
+    class Hangs(real):
+        def __init__(self, quick, serial, problem, equal_file):
+            self.stderr = __import__("tempfile").TemporaryFile("w+")
+            self.proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self.stderr, text=True)
+            self.head = {}
+
+    monkeypatch.setattr(bench_load, "_Served", Hangs)
+    t = time.perf_counter()
+    with pytest.raises(RuntimeError, match="load worker failed"):
+        bench_load._run_pair(True, 0, None, timeout=1.0)
+    assert time.perf_counter() - t < 60
+

@@ -291,7 +291,7 @@ class _Served:
         self.stderr = tempfile.TemporaryFile("w+")
         self.proc = subprocess.Popen(args, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.stderr, text=True)
-        self.head = self.read()
+        self.head: dict = {}  # its first line (``read`` it): the problem and its fits
 
     def read(self) -> dict:
         for line in self.proc.stdout:
@@ -328,10 +328,14 @@ def _run_pair(quick: bool, problem: int, equal_file: str | None,
     within ``timeout`` are killed."""
     import threading
 
-    pair = [_Served(quick, False, problem, equal_file), _Served(quick, True, problem, None)]
-    watchdog = threading.Timer(timeout, lambda: [w.proc.kill() for w in pair])
-    watchdog.start()
+    pair: list[_Served] = []
+    watchdog = threading.Timer(timeout, lambda: [w.proc.kill() for w in list(pair)])
+    watchdog.start()  # from the start: a worker that hangs while loading its problem is killed too
     try:
+        pair.append(_Served(quick, False, problem, equal_file))
+        pair.append(_Served(quick, True, problem, None))
+        for w in pair:
+            w.head = w.read()
         dflt, ser = pair
         prob = dflt.head["problem"]
         out = ({prob: {}}, {prob: {}})
