@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import numba
@@ -459,7 +460,7 @@ def test_a_pair_whose_worker_hangs_is_killed_and_reported(monkeypatch):
 
     class Hangs(real):
         def __init__(self, quick, serial, problem, equal_file):
-            self.stderr = __import__("tempfile").TemporaryFile("w+")
+            self.stderr = tempfile.TemporaryFile("w+")
             self.proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=self.stderr, text=True)

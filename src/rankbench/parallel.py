@@ -27,7 +27,7 @@ def shorten_openmp_spin(environ=None) -> bool:
     reads the variable once, when it loads (no effect where an OpenMP runtime already started,
     or under the ``tbb`` and ``workqueue`` layers).
 
-    Why (issue 21, /work/notes/spincount.py in the closing note): with libgomp's default of
+    Why (issue 21; the measurements are in its closing note): with libgomp's default of
     300,000 spins, the worker thread of a 2-thread fit burns 9-10 ms of the other core after the
     fit returns, about one more OHSUMED fit.  On a busy machine that time is taken from the other
     processes (a second sweep, a test run), and in the process itself from whatever runs next.

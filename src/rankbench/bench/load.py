@@ -15,9 +15,10 @@ see the same moment of the machine; the other worker waits on its pipe meanwhile
 the minimum over ``rounds`` (default 1) and repeats (7 on the LETOR sets, 3 on the larger
 problems, 2 for a fit of seconds; a warm-up fit first, numba compilation excluded).
 Problems: OHSUMED and MQ2008 QueryLevelNorm Fold1 train (when ``RANKBENCH_DATA`` has them) and
-the 480k x 46 dense LETOR-like problem of the targets part; fits: the RankSVM solvers of the papers (PRSVM on explicit pairs only where its pairs fit
-in memory, and the hinge cutting plane only on the LETOR sets: 65 s a fit at 480k), SPD
-(``SPDRanker()``, 1e5 Pegasos steps) and LambdaMART (``LambdaMART()``).
+the 480k x 46 dense LETOR-like problem of the targets part; fits: the RankSVM solvers of the
+papers (PRSVM on explicit pairs only where its pairs fit in memory, and the hinge cutting plane
+only on the LETOR sets: 65 s a fit at 480k), SPD (``SPDRanker()``, 1e5 Pegasos steps) and
+LambdaMART (``LambdaMART()``).
 
 Targets (rows with a goal): default / serial <= 1.25 under every load; ``n_jobs=1`` / serial
 <= 1.05; idle, the 2-thread speed-up of ``tron_tree`` on the 480k problem >= 1.6; against
@@ -228,11 +229,13 @@ def serve(quick: bool, with_n_jobs: bool, equal: dict | None, problem: int, stdi
     -> ``_time_once``'s dict; each reply one line prefixed ``@load ``."""
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
-    found = next((p for i, p in enumerate(_problems(quick)) if i == problem), None)
-    if found is None:
-        raise SystemExit(f"load worker: no problem of index {problem} here "
-                         f"({sum(1 for _ in _problems(quick))} problems)")
-    name, X, y, qid, C = found
+    count = 0  # the problems seen: one pass generates them (the 480k one takes seconds)
+    for count, found in enumerate(_problems(quick), 1):
+        if count - 1 == problem:
+            name, X, y, qid, C = found
+            break
+    else:
+        raise SystemExit(f"load worker: no problem of index {problem} here ({count} problems)")
     plan = {fit: (make, dict(variants))
             for fit, make, variants in _plan(name, X, y, qid, C, not with_n_jobs, equal)}
 
@@ -359,9 +362,7 @@ def _run_pair(quick: bool, problem: int, equal_file: str | None,
 def _merge_min(acc: dict, new: dict) -> None:
     for prob, fits in new.items():
         for fit, times in fits.items():
-            slot = acc.setdefault(prob, {}).setdefault(fit, {})
-            for k, v in times.items():
-                slot[k] = min(slot.get(k, float("inf")), v)
+            _merge_times(acc.setdefault(prob, {}).setdefault(fit, {}), times)
 
 
 def _target(case, measured, reference, ref_value, goal, higher_is_better=False, **extra):
