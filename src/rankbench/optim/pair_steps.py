@@ -235,19 +235,21 @@ def prefetch_row(X, a):
         _prefetch(X, a, d - 1)
 
 
-@njit(cache=True, fastmath={"reassoc", "nsz"})
+@njit(cache=True, inline="always", fastmath={"reassoc", "nsz"})
 def pair_step_dense(X, a, b, yab, t, learner, lam, C, eta_mode, eta_c, v, scale, vsq):
     """One learner step on rows a, b of dense X; O(d).
 
     Returns ``(scale, vsq, added)`` with ``added`` True when x entered w.
 
-    One flat function, not inlined at numba-IR level: LLVM inlines it into the SPD
-    kernel, so the arrays X and v cross no numba-IR call boundary and cost no
-    reference-count traffic per step (an IR-inlined helper taking arrays costs an
-    atomic incref/decref pair per array per call).  Reassociation lets LLVM vectorise
-    the three O(d) loops (<v, x>, ||x||^2, the axpy with its ||v||^2); the summation
-    order is fixed at compile time, so runs stay bit-identical on one machine.  Rows
-    are indexed in place (a row view costs reference-count traffic too).
+    Inlined at numba-IR level into the SPD kernel, which is compiled without the
+    runtime's reference counting (``_nrt=False``, see spd.py) and with the same fastmath
+    flags, so a step costs no call and no incref/decref of X and v.  (LLVM did not
+    inline it as a separate function: each step paid a call with 18 arguments and,
+    inside it, an atomic incref/decref of X and of v.)  Called from Python it is an
+    ordinary compiled function with these flags.  Reassociation lets LLVM vectorise the
+    three O(d) loops (<v, x>, ||x||^2, the axpy with its ||v||^2); the summation order
+    is fixed at compile time, so runs stay bit-identical on one machine.  Rows are
+    indexed in place.
     """
     n_feat = X.shape[1]
     acc = 0.0

@@ -23,15 +23,8 @@ from rankbench.optim.pair_steps import (
     prefetch_row,
 )
 from rankbench.optim.samplers import (
-    SAMPLER_INDEXED,
-    SAMPLER_SOFIA,
-    SAMPLER_UNIFORM,
     PairIndex,
-    draw_indexed,
     draw_pair,
-    draw_rejection,
-    draw_sofia,
-    draw_uniform,
     rng_load,
     rng_store,
     sampler_code,
@@ -39,7 +32,14 @@ from rankbench.optim.samplers import (
 )
 
 
-@njit(cache=True)
+# Both segment kernels are compiled without the runtime's reference counting: they
+# allocate nothing, and with it every array handed to an IR-inlined helper (the pair step,
+# the samplers) cost atomic incref/decref calls on every step, 28 % of a Pegasos step on
+# OHSUMED (probe: issue 21's closing note).  The dense kernel carries pair_step_dense's
+# fastmath flags, which its IR-inlined body compiles under; the samplers' only float
+# operations are a product with 2**-53 and one with an integer, which reassociation
+# leaves bit-identical.
+@njit(cache=True, _nrt=False, fastmath={"reassoc", "nsz"})
 def spd_segment_dense(X, n_steps, learner, lam, C, eta_mode, eta_c, sampler, order, group_start,
                       query_group_ptr, block_hi, block_lo, alias_prob, alias_idx, pos_group,
                       group_span, doc_query, y, rng, v, fstate, counters):
@@ -66,19 +66,10 @@ def spd_segment_dense(X, n_steps, learner, lam, C, eta_mode, eta_c, sampler, ord
         a = na
         b = nb
         if i + 1 < n_steps:
-            # The sampler dispatch is spelt out here, not through samplers.draw_pair: every
-            # array passed to a numba-IR-inlined helper costs an atomic incref/decref pair
-            # per step, and draw_pair's 11 arrays made sampling ~5x slower.
-            if sampler == SAMPLER_INDEXED:
-                na, nb, st = draw_indexed(st, order, group_start, query_group_ptr)
-            elif sampler == SAMPLER_UNIFORM:
-                na, nb, st = draw_uniform(st, order, group_start, block_hi, block_lo, alias_prob,
-                                          alias_idx)
-            elif sampler == SAMPLER_SOFIA:
-                na, nb, st = draw_sofia(st, order, pos_group, group_span)
-            else:
-                na, nb, r, st = draw_rejection(st, doc_query, y)
-                rejected += r
+            na, nb, r, st = draw_pair(sampler, st, order, group_start, query_group_ptr,
+                                      block_hi, block_lo, alias_prob, alias_idx, pos_group,
+                                      group_span, doc_query, y)
+            rejected += r
             prefetch_row(X, na)
             prefetch_row(X, nb)
         t += 1
@@ -94,7 +85,7 @@ def spd_segment_dense(X, n_steps, learner, lam, C, eta_mode, eta_c, sampler, ord
     counters[2] += added
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def spd_segment_sparse(data, indices, indptr, n_steps, learner, lam, C, eta_mode, eta_c, sampler,
                        order,
                        group_start, query_group_ptr, block_hi, block_lo, alias_prob,
@@ -108,19 +99,10 @@ def spd_segment_sparse(data, indices, indptr, n_steps, learner, lam, C, eta_mode
     rejected = 0
     added = 0
     for _ in range(n_steps):
-        # The sampler dispatch is spelt out here, not through samplers.draw_pair: every
-        # array passed to a numba-IR-inlined helper costs an atomic incref/decref pair
-        # per step, and draw_pair's 11 arrays made sampling ~5x slower.
-        if sampler == SAMPLER_INDEXED:
-            a, b, st = draw_indexed(st, order, group_start, query_group_ptr)
-        elif sampler == SAMPLER_UNIFORM:
-            a, b, st = draw_uniform(st, order, group_start, block_hi, block_lo, alias_prob,
-                                    alias_idx)
-        elif sampler == SAMPLER_SOFIA:
-            a, b, st = draw_sofia(st, order, pos_group, group_span)
-        else:
-            a, b, r, st = draw_rejection(st, doc_query, y)
-            rejected += r
+        a, b, r, st = draw_pair(sampler, st, order, group_start, query_group_ptr, block_hi,
+                                block_lo, alias_prob, alias_idx, pos_group, group_span,
+                                doc_query, y)
+        rejected += r
         t += 1
         yab = 1.0 if y[a] > y[b] else -1.0
         scale, vsq, upd = pair_step_sparse(data, indices, indptr, a, b, yab, t, learner, lam,
