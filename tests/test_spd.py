@@ -413,3 +413,30 @@ def test_log_checkpoints():
     assert log_checkpoints(1000) == [100, 200, 500, 1000]
     assert log_checkpoints(3000) == [100, 200, 500, 1000, 2000, 3000]
     assert log_checkpoints(50) == [50]
+
+
+@pytest.mark.parametrize("kernel", ["spd_segment_dense", "spd_segment_sparse"])
+def test_segment_kernels_do_no_reference_counting(kernel):
+    # Issue 21: reference counting of the arrays handed to the inlined step and sampler
+    # cost about a quarter of a Pegasos step.  Compile the kernel afresh with its own
+    # options (a cached compile cannot be inspected) and look for the runtime's calls.
+    import numba
+
+    import rankbench.optim.spd as spd_module
+
+    disp = getattr(spd_module, kernel)
+    opts = {k: v for k, v in disp.targetoptions.items() if k not in ("cache", "nopython")}
+    assert opts.get("_nrt") is False
+    fresh = numba.njit(**opts)(disp.py_func)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 5))
+    y = rng.integers(0, 3, 40)
+    index = build_pair_index(y, np.array([0, 20, 40]))
+    state = SPDState.start(5, 0)
+    head = (X,) if kernel == "spd_segment_dense" else (lambda m: (m.data, m.indices,
+                                                                   m.indptr))(sp.csr_matrix(X))
+    fresh(*head, 50, 1, 1e-2, 0.1, 0, 0.0, 3, *index.sampler_arrays(), state.rng, state.v,
+          state.fstate, state.counters)
+    assert state.n_steps == 50
+    ir = fresh.inspect_llvm(fresh.signatures[0])
+    assert "NRT_incref" not in ir and "NRT_decref" not in ir
