@@ -423,6 +423,8 @@ def test_segment_kernels_do_no_reference_counting(kernel):
     import numba
 
     import rankbench.optim.spd as spd_module
+    from rankbench.optim.pair_steps import ETA_SCHEDULES
+    from rankbench.optim.samplers import sampler_code
 
     disp = getattr(spd_module, kernel)
     opts = {k: v for k, v in disp.targetoptions.items() if k not in ("cache", "nopython")}
@@ -433,10 +435,15 @@ def test_segment_kernels_do_no_reference_counting(kernel):
     y = rng.integers(0, 3, 40)
     index = build_pair_index(y, np.array([0, 20, 40]))
     state = SPDState.start(5, 0)
-    head = (X,) if kernel == "spd_segment_dense" else (lambda m: (m.data, m.indices,
-                                                                   m.indptr))(sp.csr_matrix(X))
-    fresh(*head, 50, 1, 1e-2, 0.1, 0, 0.0, 3, *index.sampler_arrays(), state.rng, state.v,
-          state.fstate, state.counters)
+    if kernel == "spd_segment_dense":
+        rows = (X,)
+    else:
+        Xs = sp.csr_matrix(X)
+        rows = (Xs.data, Xs.indices, Xs.indptr)
+    # 50 Pegasos steps (lambda 1e-2, C 0.1) under the Pegasos schedule, sofia-ml's sampler
+    fresh(*rows, 50, LEARNERS["pegasos"], 1e-2, 0.1, ETA_SCHEDULES["pegasos"], 0.0,
+          sampler_code("sofia"), *index.sampler_arrays(), state.rng, state.v, state.fstate,
+          state.counters)
     assert state.n_steps == 50
     ir = fresh.inspect_llvm(fresh.signatures[0])
     assert "NRT_incref" not in ir and "NRT_decref" not in ir
