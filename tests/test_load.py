@@ -471,4 +471,3 @@ def test_a_pair_whose_worker_hangs_is_killed_and_reported(monkeypatch):
     with pytest.raises(RuntimeError, match="load worker failed"):
         bench_load._run_pair(True, 0, None, timeout=1.0)
     assert time.perf_counter() - t < 60
-

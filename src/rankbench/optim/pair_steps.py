@@ -83,6 +83,11 @@ ETA_LEARNERS = ("sgd_svm", "pegasos", "sgd_squared_hinge", "perceptron", "margin
 # sofia-ml's MIN_SCALING_FACTOR: the shrink 1 - eta lambda is clamped to at least this.
 _MIN_SCALING = 1e-7
 
+# The dense step's fastmath flags; the SPD kernel that IR-inlines it compiles under the same
+# ones (an inlined body takes its caller's flags), so a kernel run and the step called alone
+# vectorise their loops alike.
+STEP_FASTMATH = {"reassoc", "nsz"}
+
 # Keep scale within these bounds so v neither under- nor overflows over 1e8+ steps.
 _SCALE_LO = 1e-8
 _SCALE_HI = 1e8
@@ -235,7 +240,7 @@ def prefetch_row(X, a):
         _prefetch(X, a, d - 1)
 
 
-@njit(cache=True, inline="always", fastmath={"reassoc", "nsz"})
+@njit(cache=True, inline="always", fastmath=STEP_FASTMATH)
 def pair_step_dense(X, a, b, yab, t, learner, lam, C, eta_mode, eta_c, v, scale, vsq):
     """One learner step on rows a, b of dense X; O(d).
 

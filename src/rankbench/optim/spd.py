@@ -18,6 +18,7 @@ from rankbench.optim.pair_steps import (
     ETA_DEFAULT_C,
     ETA_SCHEDULES,
     LEARNERS,
+    STEP_FASTMATH,
     pair_step_dense,
     pair_step_sparse,
     prefetch_row,
@@ -36,10 +37,10 @@ from rankbench.optim.samplers import (
 # allocate nothing, and with it every array handed to an IR-inlined helper (the pair step,
 # the samplers) cost atomic incref/decref calls on every step, 28 % of a Pegasos step on
 # OHSUMED (probe: issue 21's closing note).  The dense kernel carries pair_step_dense's
-# fastmath flags, which its IR-inlined body compiles under; the samplers' only float
-# operations are a product with 2**-53 and one with an integer, which reassociation
-# leaves bit-identical.
-@njit(cache=True, _nrt=False, fastmath={"reassoc", "nsz"})
+# fastmath flags (STEP_FASTMATH), which its IR-inlined body compiles under; the samplers'
+# only float operations are a product with 2**-53 and one with an integer, which
+# reassociation leaves bit-identical.
+@njit(cache=True, _nrt=False, fastmath=STEP_FASTMATH)
 def spd_segment_dense(X, n_steps, learner, lam, C, eta_mode, eta_c, sampler, order, group_start,
                       query_group_ptr, block_hi, block_lo, alias_prob, alias_idx, pos_group,
                       group_span, doc_query, y, rng, v, fstate, counters):
