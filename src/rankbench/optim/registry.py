@@ -159,8 +159,8 @@ def check_pairing(optimizer: Optimizer, oracle: str, loss):
     loss = get_loss(loss)
     form = ORACLES[oracle].loss_form(loss)  # raises, naming the oracles that take this loss
     missing = optimizer.needs - ORACLES[oracle].methods(loss)
-    able = [name for name, o in optimizers().items() if o.needs <= ORACLES[oracle].methods(loss)
-            and (o.losses is None or loss.name in o.losses)]
+    able = sorted(name for name, o in optimizers().items() if o.needs <= ORACLES[oracle].methods(loss)
+            and (o.losses is None or loss.name in o.losses))
     if optimizer.losses is not None and loss.name not in optimizer.losses:
         raise ValueError(f"optimizer {optimizer.name!r} takes the losses "
                          f"{', '.join(sorted(optimizer.losses))}, not {loss.name}; optimizers for "
