@@ -1,6 +1,6 @@
-"""SGD on queries through the oracles' one-query pass (``SweepOracle.query_loss_grad``): the same
-per-query loss and gradient as ``split_by_query``'s oracles (the reference: an oracle built on the
-query's rows alone), the oracle's own state left as it was, and the same SGD run either way."""
+"""SGD on queries in one kernel (``SweepOracle.sgd_steps``): each step the same as one through the
+oracle built on the drawn query's rows alone (``split_by_query``'s, and one built afresh), the
+oracle's own state left as it was, and the same SGD run either way."""
 
 import copy
 
@@ -37,24 +37,30 @@ CASES = [
 
 
 @pytest.mark.parametrize("name, kw, sparse, offset", CASES)
-def test_query_pass_equals_the_oracle_of_the_query_alone(name, kw, sparse, offset):
+def test_each_step_is_the_step_of_the_query_alone(name, kw, sparse, offset):
     X, y, ptr = problem(offset=offset)
     Xk = sp.csr_matrix(X) if sparse else X
-    o = ORACLES[name](Xk, y, ptr, C=0.3, **kw)
-    assert o.has_query_pass
+    C, eta0, t0 = 0.3, 0.37, 2.0
+    o = ORACLES[name](Xk, y, ptr, C=C, **kw)
+    assert o.has_sgd_steps
     queries = np.flatnonzero(o.levels.n_levels >= 2)
-    assert 0 not in queries and len(queries) == len(o.split_by_query())
+    Q = len(queries)
+    assert 0 not in queries and Q == len(o.split_by_query())
     rng = np.random.default_rng(1)
     for w in (np.zeros(X.shape[1]), rng.normal(size=X.shape[1]), 1e-3 * rng.normal(size=X.shape[1])):
-        for q, alone in zip(queries, o.split_by_query(), strict=True):
+        for k, (q, alone) in enumerate(zip(queries, o.split_by_query(), strict=True)):
+            t = int(rng.integers(1, 50))
+            picks = np.zeros(t, dtype=np.int64)
+            picks[t - 1] = k  # step t draws query q
+            w1, avg = w.copy(), rng.normal(size=w.shape)
+            avg1 = avg.copy()
+            o.sgd_steps(w1, avg1, queries, picks, t, t, Q, eta0, t0, True)
             a, b = ptr[q], ptr[q + 1]
-            ref = ORACLES[name](Xk[a:b], y[a:b], None, C=0.3, **kw)
-            f = ref.fun(w)
-            L, g = o.query_loss_grad(w, int(q))
-            assert L == pytest.approx((f - 0.5 * w @ w) / 0.3, rel=1e-12, abs=1e-12)
-            np.testing.assert_allclose(w + 0.3 * g, ref.grad(w), rtol=1e-12, atol=1e-12)
-            alone.fun(w)
-            np.testing.assert_allclose(w + 0.3 * g, alone.grad(w), rtol=1e-12, atol=1e-12)
+            for ref in (ORACLES[name](Xk[a:b], y[a:b], None, C=C, **kw), alone):
+                ref.fun(w)
+                expect = w - eta0 / (t + t0) * (w + Q * (ref.grad(w) - w))
+                np.testing.assert_allclose(w1, expect, rtol=1e-12, atol=1e-12)
+                np.testing.assert_allclose(avg1, avg + (expect - avg) / t, rtol=1e-12, atol=1e-12)
 
 
 def test_query_pass_keeps_the_state_of_the_last_fun():
@@ -66,8 +72,10 @@ def test_query_pass_keeps_the_state_of_the_last_fun():
     f = o.fun(w)
     g = o.grad(w)
     twin.fun(w)
-    for q in np.flatnonzero(o.levels.n_levels >= 2):
-        o.query_loss_grad(rng.normal(size=X.shape[1]), int(q))
+    queries = np.flatnonzero(o.levels.n_levels >= 2)
+    u, u_avg = rng.normal(size=X.shape[1]), np.zeros(X.shape[1])
+    o.sgd_steps(u, u_avg, queries, rng.integers(0, len(queries), 30), 1, 30, len(queries), 1.0,
+                5.0, True)
     assert o.fun(w) == f
     np.testing.assert_array_equal(o.grad(w), g)
     np.testing.assert_array_equal(o.hess_vec(v), twin.hess_vec(v))
@@ -76,9 +84,10 @@ def test_query_pass_keeps_the_state_of_the_last_fun():
 def test_document_margins_have_no_query_pass_and_sgd_splits():
     X, y, ptr = problem(4)
     o = ORACLES["counting"](X, y, ptr, C=0.5, rescaling="margin", delta="gain")
-    assert not o.has_query_pass
-    with pytest.raises(NotImplementedError, match="no one-query pass"):
-        o.query_loss_grad(np.zeros(X.shape[1]), 1)
+    assert not o.has_sgd_steps
+    with pytest.raises(NotImplementedError, match="no SGD kernel"):
+        o.sgd_steps(np.zeros(X.shape[1]), np.zeros(X.shape[1]), np.array([1]), np.zeros(1, int), 1,
+                    1, 1, 1.0, 1.0, False)
     r = sq.sgd_queries(o, max_iter=50, random_state=0)
     assert np.all(np.isfinite(r.w)) and r.n_iter == 50
 
@@ -86,12 +95,12 @@ def test_document_margins_have_no_query_pass_and_sgd_splits():
 @pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
 @pytest.mark.parametrize("average", [False, True])
 def test_sgd_on_queries_runs_the_same_with_either_path(monkeypatch, loss, average):
-    """The one-query pass against the oracles of ``split_by_query`` (the path before it): the
-    same queries drawn, the same steps up to rounding."""
+    """The kernel against the oracles of ``split_by_query`` (the path before it): the same
+    queries drawn, the same steps up to rounding."""
     X, y, ptr = problem(5, n_queries=15)
     fast = sq.sgd_queries(ORACLES["counting"](X, y, ptr, C=0.2, loss=loss), max_iter=400,
                           random_state=3, average=average, record_every=100)
-    monkeypatch.setattr(ORACLES["counting"], "has_query_pass", False)
+    monkeypatch.setattr(ORACLES["counting"], "has_sgd_steps", False)
     slow = sq.sgd_queries(ORACLES["counting"](X, y, ptr, C=0.2, loss=loss), max_iter=400,
                           random_state=3, average=average, record_every=100)
     np.testing.assert_allclose(fast.w, slow.w, rtol=1e-9, atol=1e-12)

@@ -107,9 +107,9 @@ class PairOracle:
     rescalings: frozenset[tuple[str, str]] = frozenset({("margin", "label"), ("slack", "label")})
     # brute and pairs evaluate position / document costs pair by pair (per_pair_costs)
     per_pair_costs = False
-    # whether ``query_loss_grad(w, q)`` evaluates one query alone (SweepOracle's fused pass);
-    # else SGD on queries builds ``split_by_query``'s oracles
-    has_query_pass = False
+    # whether ``sgd_steps`` runs SGD on queries in one kernel (SweepOracle: tree, counting);
+    # else ``optim/sgd_queries.py`` steps through ``split_by_query``'s oracles
+    has_sgd_steps = False
     loss_families: frozenset[str] = frozenset({"piecewise"})
 
     def __init__(self, X, y, query_ptr=None, C: float = 1.0, loss: str | PairLoss = "squared_hinge",

@@ -25,7 +25,7 @@ from rankbench.objective.fused import (
     query_scores,
 )
 from rankbench.objective.score_order import _group_query, group_order_by_level
-from rankbench.objective.sweep_oracle import SweepOracle
+from rankbench.objective.sweep_oracle import SweepOracle, sgd_step
 from rankbench.objective.sweeps import _counting_fun_query, _counting_hess_query, _max_levels
 
 
@@ -54,6 +54,29 @@ def counting_hess(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, wei
                              gamma)
 
 
+@njit(cache=True, inline="always")
+def _counting_query_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, w, q,
+                        query_ptr, qrank, n_levels, offs, wts, pows, prev, order, z, gz, diag, row,
+                        cursor, bucket_bounds, bucket_offsets, bucket_grank, M, W, border):
+    """One query of ``counting_fused_fun``: z_q = X_q w, its sort, the order grouped by level, the
+    loss pieces and row += X_q^T gz_q; returns the query's L."""
+    a = query_ptr[q]
+    e = query_ptr[q + 1]
+    if e == a:
+        return 0.0
+    query_scores(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e, w, prev,
+                 order, z, gz, diag)
+    val = 0.0
+    if n_levels[q] >= 2:
+        _group_query(order, a, e, q, qrank, n_levels, bucket_bounds, bucket_offsets, border, cursor)
+        for p in range(offs.shape[0]):
+            val += _counting_fun_query(q, border, bucket_bounds, bucket_offsets, bucket_grank,
+                                       n_levels, z, M, W, offs[p], wts[p], pows[p], gz, diag)
+        add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e, gz,
+                       row)
+    return val
+
+
 @njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
 def counting_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, w, query_ptr,
                        qblocks, qrank, n_levels, offs, wts, pows, prev, order, z, gz, diag, vals,
@@ -68,25 +91,32 @@ def counting_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_
         s = ref_scratch(ref_ptr, acc.shape[1])
         cursor = np.empty(kmax, dtype=np.int64)
         for q in range(qblocks[b], qblocks[b + 1]):
-            a = query_ptr[q]
-            e = query_ptr[q + 1]
-            if e == a:
-                vals[q] = 0.0
-                continue
-            query_scores(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e,
-                         w, prev, order, z, gz, diag)
-            val = 0.0
-            if n_levels[q] >= 2:
-                _group_query(order, a, e, q, qrank, n_levels, bucket_bounds, bucket_offsets,
-                             border, cursor)
-                for p in range(offs.shape[0]):
-                    val += _counting_fun_query(q, border, bucket_bounds, bucket_offsets,
-                                               bucket_grank, n_levels, z, M, W, offs[p], wts[p],
-                                               pows[p], gz, diag)
-                add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
-                               e, gz, row)
-            vals[q] = val
+            vals[q] = _counting_query_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols,
+                                          ref_vals, s, w, q, query_ptr, qrank, n_levels, offs, wts,
+                                          pows, prev, order, z, gz, diag, row, cursor,
+                                          bucket_bounds, bucket_offsets, bucket_grank, M, W, border)
         acc[b, :] = row
+
+
+@njit(cache=True, fastmath=FUSED_FASTMATH)
+def counting_sgd_steps(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, w, w_avg,
+                       query_ptr, qrank, n_levels, offs, wts, pows, order, z, gz, diag, queries,
+                       picks, t_first, t_last, sgd, bucket_bounds, bucket_offsets, bucket_grank, M,
+                       W, border):
+    """Steps t_first..t_last of SGD on queries (``optim/sgd_queries.py``), w and w_avg in place:
+    step t takes query queries[picks[t - 1]]'s gradient by the body of ``counting_fused_fun``
+    (seeded by ``order``), then ``sgd_step`` with ``sgd`` = (Q, C, eta0, t0, average)."""
+    d = w.shape[0]
+    row = np.zeros(d)
+    s = ref_scratch(ref_ptr, d)
+    cursor = np.empty(_max_levels(n_levels), dtype=np.int64)
+    for t in range(t_first, t_last + 1):
+        q = queries[picks[t - 1]]
+        row[:] = 0.0
+        _counting_query_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, w, q,
+                            query_ptr, qrank, n_levels, offs, wts, pows, order, order, z, gz, diag,
+                            row, cursor, bucket_bounds, bucket_offsets, bucket_grank, M, W, border)
+        sgd_step(w, w_avg, row, t, sgd)
 
 
 @njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
@@ -120,6 +150,7 @@ class CountingOracle(SweepOracle):
 
     name = "counting"
     fused_kernels = (counting_fused_fun, counting_fused_hess)
+    sgd_kernel = staticmethod(counting_sgd_steps)
     # label-pair costs level pair by level pair; per-document margins (delta_i - delta_j)^2 by
     # the score shift of the base class (Chapelle sect. 6.2's O(n log n) special case)
     rescalings = frozenset({("margin", "label"), ("slack", "label"), ("margin", "document")})

@@ -18,12 +18,30 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from rankbench.objective.base import PairOracle
 from rankbench.objective.products import sum_rows
 from rankbench.objective.score_order import sort_within_queries
 
 FUSED_MIN_BLOCKS = 8
+
+
+@njit(cache=True, fastmath=False)
+def sgd_step(w, w_avg, g_loss, t, sgd):
+    """Step t of SGD on queries in place, with ``sgd`` = (Q, C, eta0, t0, average) and g_loss the
+    drawn query's X_q^T dL_q/dz: w <- w - eta0 / (t + t0) * (w + Q (w + C g_loss - w)), then the
+    running mean w_avg <- w_avg + (w - w_avg) / t when averaging; the operations of the numpy
+    expressions of ``optim/sgd_queries.py``, in their order.  ``fastmath=False`` stated: a callee
+    without it inherits its caller's flags (the SGD kernels' FUSED_FASTMATH), and then differed
+    from numpy in the last bit on 21 % of random steps."""
+    Q, C, eta0, t0, average = sgd
+    eta = eta0 / (t + t0)
+    for j in range(w.shape[0]):
+        grad_q = w[j] + C * g_loss[j]
+        w[j] = w[j] - eta * (w[j] + Q * (grad_q - w[j]))
+        if average:
+            w_avg[j] += (w[j] - w_avg[j]) / t
 _NO_DENSE = np.empty((0, 0))
 _NO_INT = np.empty(0, dtype=np.int32)
 _NO_INT64 = np.empty(0, dtype=np.int64)
@@ -38,6 +56,8 @@ class SweepOracle(PairOracle):
     rescalings = frozenset({("margin", "document")})
     # (fused f+gradient pass, fused Hv pass) of this oracle, or None: no fused path
     fused_kernels: tuple | None = None
+    # the SGD-on-queries steps by the body of the fused f pass (``sgd_steps``), or None
+    sgd_kernel = None
 
     def _setup(self) -> None:
         self._m = 1.0
@@ -181,40 +201,38 @@ class SweepOracle(PairOracle):
         sum_rows(acc, out)
         return out
 
-    # one query alone: SGD on queries (optim/sgd_queries.py) ----------------------------------
+    # SGD on queries (optim/sgd_queries.py) ------------------------------------------------
     @property
-    def has_query_pass(self) -> bool:
-        """Whether ``query_loss_grad`` runs here: a fused path, one margin per pair (no score
-        shift)."""
-        return self.fused_kernels is not None and self._score_shift is None
+    def has_sgd_steps(self) -> bool:
+        """Whether ``sgd_steps`` runs here: an SGD kernel (``sgd_kernel``), one margin per pair
+        (no score shift)."""
+        return self.sgd_kernel is not None and self._score_shift is None
 
-    def query_loss_grad(self, w: np.ndarray, q: int) -> tuple[float, np.ndarray]:
-        """(L_q(w), X_q^T dL_q/dz): query q's part of the loss and of its gradient (without C and
-        the regularizer), by the fused f pass over that query's rows alone, one kernel call.  It
-        runs on a copy of this oracle with buffers of its own, so the state of the last ``fun``
-        (and every Hv after it) is kept.  What ``split_by_query``'s oracle of query q computes,
-        up to rounding (X_q^T g summed row by row here, by BLAS there), at one numba call instead
-        of a dozen array operations a step."""
-        if not self.has_query_pass:
-            raise NotImplementedError(f"{type(self).__name__}: no one-query pass here "
-                                      "(no fused kernels, or per-document margins)")
+    def sgd_steps(self, w: np.ndarray, w_avg: np.ndarray, queries: np.ndarray, picks: np.ndarray,
+                  t_first: int, t_last: int, Q: int, eta0: float, t0: float, average: bool) -> None:
+        """Steps t_first..t_last of SGD on queries in one numba call, w and w_avg (float64,
+        contiguous) in place: step t draws query ``queries[picks[t - 1]]``, takes the gradient of
+        its part, w + C grad L_q, by the body of the oracle's fused f pass over that query's rows
+        alone, and moves w <- w - eta0 / (t + t0) * (w + Q (w + C grad L_q - w)) (``sgd_step``).
+        The passes run on a copy of this oracle with buffers of its own, so the state of the
+        last ``fun`` (and every Hv after it) is kept.  What ``split_by_query``'s oracles give
+        step by step, up to rounding (X_q^T g summed row by row here, by BLAS there), without a
+        dozen array operations and kernel calls a step."""
+        if not self.has_sgd_steps:
+            raise NotImplementedError(f"{type(self).__name__}: no SGD kernel here "
+                                      "(no fused pass, or per-document margins)")
         twin = self._query_twin
         if twin is None:
             twin = self._query_twin = self.__copy__()
             n = self.n_docs
             twin._order = np.arange(n, dtype=np.int64)  # a seed of every query: its rows by index
             twin._fused_bufs = (np.empty(n), np.empty(n), np.empty(n))
-            twin._query_bufs = (np.empty(self.query_ptr.shape[0] - 1),
-                                np.empty((1, self.n_features)), np.empty(2, dtype=np.int64))
         rows, (query_ptr, _qblocks, *common) = self._fused_common()
-        vals, acc, qblock = twin._query_bufs
-        qblock[0] = q
-        qblock[1] = q + 1
-        z, gz, diag = twin._fused_bufs
-        twin.fused_kernels[0](*rows, np.ascontiguousarray(w, dtype=np.float64), query_ptr, qblock,
-                              *common, twin._order, twin._order, z, gz, diag, vals, acc,
-                              *twin._fused_fun_extra())
-        return float(vals[q]), acc[0].copy()
+        self.sgd_kernel(*rows, w, w_avg, query_ptr, *common, twin._order, *twin._fused_bufs,
+                        np.asarray(queries, dtype=np.int64), np.asarray(picks, dtype=np.int64),
+                        int(t_first), int(t_last),
+                        (float(Q), float(self.C), float(eta0), float(t0), bool(average)),
+                        *twin._fused_fun_extra())
 
     def _warm_up_paths(self, w: np.ndarray, v: np.ndarray) -> None:
         super()._warm_up_paths(w, v)
@@ -222,3 +240,8 @@ class SweepOracle(PairOracle):
             self._fused_fun(w)
             if self.loss.has_hessian:
                 self._fused_hess_vec(v)
+        if self.has_sgd_steps:  # SGD on queries' kernel: one step
+            queries = np.flatnonzero(self.levels.n_levels >= 2)
+            if queries.shape[0]:
+                self.sgd_steps(np.array(w, dtype=np.float64), np.zeros(w.shape[0]), queries,
+                               np.zeros(1, dtype=np.int64), 1, 1, queries.shape[0], 1.0, 1.0, False)

@@ -26,7 +26,7 @@ from rankbench.objective.fused import (
     query_directions,
     query_scores,
 )
-from rankbench.objective.sweep_oracle import SweepOracle
+from rankbench.objective.sweep_oracle import SweepOracle, sgd_step
 from rankbench.objective.sweeps import (
     FW_LANES,
     TABLE_LEVELS,
@@ -161,6 +161,37 @@ def tree_active_pairs(order, query_ptr, qrank, n_levels, z, m):
     return total
 
 
+@njit(cache=True, inline="always")
+def _tree_query_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, w, q, query_ptr,
+                    qrank, n_levels, offs, wts, pows, prev, order, z, gz, diag, row, scratch, m0, c0,
+                    prow, pa, pd):
+    """One query of ``tree_fused_fun``: z_q = X_q w, its sort, the loss pieces swept over
+    score-ordered copies (``scratch`` = F, zs, rs, gs, hs) and row += X_q^T gz_q; returns its L.
+    (At most 30 arguments: a call of more compiles to CALL_FUNCTION_EX, which numba's inliner
+    refuses.)"""
+    F, zs, rs, gs, hs = scratch
+    a = query_ptr[q]
+    e = query_ptr[q + 1]
+    if e == a:
+        return 0.0
+    query_scores(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e, w, prev,
+                 order, z, gz, diag)
+    val = 0.0
+    k = n_levels[q]
+    if k >= 2:
+        n = e - a
+        gather_query(order, a, e, z, qrank, zs, rs)
+        gs[:n] = 0.0
+        hs[:n] = 0.0
+        for p in range(offs.shape[0]):
+            val += _tree_fun_sorted(n, k, zs, rs, m0 + offs[p], c0 * wts[p], pows[p], gs, hs, F,
+                                    pa[prow[p], a:e], pd[prow[p], a:e])
+        scatter_add_pair(order, a, n, gs, hs, gz, diag)  # into gz, diag cleared by query_scores
+        add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e, gz,
+                       row)
+    return val
+
+
 @njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
 def tree_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, w, query_ptr,
                    qblocks, qrank, n_levels, offs, wts, pows, prev, order, z, gz, diag, vals, acc,
@@ -173,31 +204,34 @@ def tree_fused_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals
     for b in prange(qblocks.shape[0] - 1):
         row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
         s = ref_scratch(ref_ptr, acc.shape[1])
-        F = np.empty(FW_LANES * (kmax + 1))
-        zs, rs, gs, hs = sweep_scratch(query_ptr, qblocks[b], qblocks[b + 1], qrank)
+        scratch = (np.empty(FW_LANES * (kmax + 1)),
+                   *sweep_scratch(query_ptr, qblocks[b], qblocks[b + 1], qrank))
         for q in range(qblocks[b], qblocks[b + 1]):
-            a = query_ptr[q]
-            e = query_ptr[q + 1]
-            if e == a:
-                vals[q] = 0.0
-                continue
-            query_scores(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a, e,
-                         w, prev, order, z, gz, diag)
-            val = 0.0
-            k = n_levels[q]
-            if k >= 2:
-                n = e - a
-                gather_query(order, a, e, z, qrank, zs, rs)
-                gs[:n] = 0.0
-                hs[:n] = 0.0
-                for p in range(offs.shape[0]):
-                    val += _tree_fun_sorted(n, k, zs, rs, m0 + offs[p], c0 * wts[p], pows[p], gs,
-                                            hs, F, pa[prow[p], a:e], pd[prow[p], a:e])
-                scatter_add_pair(order, a, n, gs, hs, gz, diag)  # into gz, diag cleared by query_scores
-                add_query_rows(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, q, a,
-                               e, gz, row)
-            vals[q] = val
+            vals[q] = _tree_query_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals,
+                                      s, w, q, query_ptr, qrank, n_levels, offs, wts, pows, prev,
+                                      order, z, gz, diag, row, scratch, m0, c0, prow, pa, pd)
         acc[b, :] = row
+
+
+@njit(cache=True, fastmath=FUSED_FASTMATH)
+def tree_sgd_steps(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, w, w_avg,
+                   query_ptr, qrank, n_levels, offs, wts, pows, order, z, gz, diag, queries, picks,
+                   t_first, t_last, sgd, m0, c0, prow, pa, pd):
+    """Steps t_first..t_last of SGD on queries (``optim/sgd_queries.py``), w and w_avg in place:
+    step t takes query queries[picks[t - 1]]'s gradient by the body of ``tree_fused_fun``
+    (seeded by ``order``), then ``sgd_step`` with ``sgd`` = (Q, C, eta0, t0, average)."""
+    d = w.shape[0]
+    row = np.zeros(d)
+    s = ref_scratch(ref_ptr, d)
+    scratch = (np.empty(FW_LANES * (_max_levels(n_levels) + 1)),
+               *sweep_scratch(query_ptr, 0, query_ptr.shape[0] - 1, qrank))
+    for t in range(t_first, t_last + 1):
+        q = queries[picks[t - 1]]
+        row[:] = 0.0
+        _tree_query_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_vals, s, w, q,
+                        query_ptr, qrank, n_levels, offs, wts, pows, order, order, z, gz, diag, row,
+                        scratch, m0, c0, prow, pa, pd)
+        sgd_step(w, w_avg, row, t, sgd)
 
 
 @njit(cache=True, parallel=True, fastmath=FUSED_FASTMATH)
@@ -241,6 +275,7 @@ class TreeOracle(SweepOracle):
 
     name = "tree"
     fused_kernels = (tree_fused_fun, tree_fused_hess)
+    sgd_kernel = staticmethod(tree_sgd_steps)
 
     def _setup(self) -> None:
         super()._setup()

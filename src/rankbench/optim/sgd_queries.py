@@ -46,23 +46,23 @@ def _spectral_norm2(X: np.ndarray) -> float:
     return float(np.linalg.eigvalsh(G)[-1])
 
 
-def _query_gradients(oracle, queries):
-    """grad(k, w): the gradient of query queries[k]'s part w + C grad L_q at w (the regularizer
-    whole, as Alg. 3's l_q has it up to the 1/Q the caller applies), by the oracle's one-query
-    pass (``SweepOracle.query_loss_grad``: one numba call a step), else by ``split_by_query``'s
-    oracles (fun, then grad: a dozen array operations and kernel calls a step)."""
-    C = oracle.C
-    if oracle.has_query_pass:
-        def grad(k, w):
-            return w + C * oracle.query_loss_grad(w, int(queries[k]))[1]
-        return grad
+def _split_steps(oracle):
+    """steps(w, w_avg, t_first, t_last, picks, ...) through ``split_by_query``'s oracles (fun,
+    then grad: a dozen array operations and kernel calls a step), for oracles without
+    ``sgd_steps`` (document margins; the brute and pairs oracles); w and w_avg in place, as
+    ``sgd_steps``."""
     query_oracles = oracle.split_by_query()
 
-    def grad_split(k, w):
-        o = query_oracles[k]
-        o.fun(w)
-        return o.grad(w)
-    return grad_split
+    def steps(w, w_avg, t_first, t_last, picks, Q, eta0, t0, average):
+        for t in range(t_first, t_last + 1):
+            o = query_oracles[picks[t - 1]]
+            o.fun(w)
+            # the query oracle returns w + C grad L_q; Q * grad l_q = w + Q C grad L_q
+            g = w + Q * (o.grad(w) - w)
+            w -= (eta0 / (t + t0)) * g
+            if average:
+                w_avg += (w - w_avg) / t
+    return steps
 
 
 @register_optimizer(
@@ -73,9 +73,10 @@ def sgd_queries(oracle, max_iter: int | None = None, eta0: float | None = None,
                 t0: float | None = None, average: bool = False, random_state=0,
                 record_every: int | None = None, keep_coef: bool = False,
                 verbose: bool = False, step: str = "documented") -> OptimResult:
-    """Run ``max_iter`` query-level SGD steps on ``oracle``'s objective (its per-query parts by
-    ``oracle.query_loss_grad`` or else ``oracle.split_by_query()``); history rows (full objective) every ``record_every`` steps
-    (default: once per epoch)."""
+    """Run ``max_iter`` query-level SGD steps on ``oracle``'s objective, history rows (full
+    objective) every ``record_every`` steps (default: once per epoch).  The steps between two rows
+    run in one numba call where the oracle has ``sgd_steps`` (tree, counting), else through the
+    oracles of ``oracle.split_by_query()``."""
     queries = np.flatnonzero(oracle.levels.n_levels >= 2)  # those of split_by_query
     Q = len(queries)
     n_iter = 20 * max(1, Q) if max_iter is None else int(max_iter)
@@ -106,17 +107,19 @@ def sgd_queries(oracle, max_iter: int | None = None, eta0: float | None = None,
     f = oracle.fun(w)
     hist.record(0, f, float(np.linalg.norm(oracle.grad(w))), 0, w)
     picks = rng.integers(0, Q, size=n_iter)
-    query_grad = _query_gradients(oracle, queries)
-    for t in range(1, n_iter + 1):
-        # w + C grad L_q of the query drawn; Q * grad l_q = w + Q C grad L_q
-        g = w + Q * (query_grad(picks[t - 1], w) - w)
-        w = w - (eta0 / (t + t0)) * g
-        if average:
-            w_avg += (w - w_avg) / t
-        if t % record_every == 0 or t == n_iter:
-            wr = w_avg if average else w
-            f = oracle.fun(wr)
-            hist.record(t, f, float(np.linalg.norm(oracle.grad(wr))), t, wr)
+    if oracle.has_sgd_steps:  # one numba call per stretch between two history rows
+        def steps(w, w_avg, t_first, t_last, picks, Q, eta0, t0, average):
+            oracle.sgd_steps(w, w_avg, queries, picks, t_first, t_last, Q, eta0, t0, average)
+    else:
+        steps = _split_steps(oracle)
+    t = 1
+    while t <= n_iter:
+        t_last = min(n_iter, ((t - 1) // record_every + 1) * record_every)  # the next history row
+        steps(w, w_avg, t, t_last, picks, Q, eta0, t0, average)
+        wr = w_avg if average else w
+        f = oracle.fun(wr)
+        hist.record(t_last, f, float(np.linalg.norm(oracle.grad(wr))), t_last, wr)
+        t = t_last + 1
     w_final = w_avg if average else w
     f = oracle.fun(w_final)
     return OptimResult(w=w_final, f=f, n_iter=n_iter, n_cg_iter=0, converged=False,
