@@ -63,9 +63,12 @@ def test_each_step_is_the_step_of_the_query_alone(name, kw, sparse, offset):
                 np.testing.assert_allclose(avg1, avg + (expect - avg) / t, rtol=1e-12, atol=1e-12)
 
 
-def test_query_pass_keeps_the_state_of_the_last_fun():
-    X, y, ptr = problem(3)
-    o = ORACLES["counting"](X, y, ptr, C=0.5)
+@pytest.mark.parametrize("name", ["counting", "tree"])
+@pytest.mark.parametrize("n_queries", [12, 2500])  # separate products, then the fused passes
+def test_query_pass_keeps_the_state_of_the_last_fun(name, n_queries):
+    X, y, ptr = problem(3, n_queries=n_queries)
+    o = ORACLES[name](X, y, ptr, C=0.5)
+    assert o._fused == (n_queries > 1000)
     twin = copy.copy(o)
     rng = np.random.default_rng(2)
     w, v = rng.normal(size=X.shape[1]), rng.normal(size=X.shape[1])
