@@ -76,7 +76,7 @@ class SweepOracle(PairOracle):
         # two n-vectors (fresh ones cost a page fault per 4 KB on every product)
         self._fused_bufs = None
         self._hess_bufs = None
-        self._query_twin = None  # the copy that runs ``query_loss_grad`` (its own buffers)
+        self._query_twin = None  # the copy that runs ``sgd_steps`` (its own buffers)
 
     def __copy__(self):
         """A shallow copy with its own order and fused buffers (written in place by fun)."""
