@@ -121,6 +121,9 @@ def test_sort_within_queries_is_a_stable_sort_whatever_the_seed():
     perm = np.concatenate([a + rng.permutation(b - a) for a, b in zip(ptr[:-1], ptr[1:], strict=True)])
     for prev in (want, np.arange(X.shape[0]), perm):
         assert np.array_equal(sort_within_queries(z, ptr, prev.astype(np.int64)), want)
+        # in place, the seed array also the output (the sweep oracles' reuse)
+        buf = prev.astype(np.int64)
+        assert sort_within_queries(z, ptr, buf, out=buf) is buf and np.array_equal(buf, want)
     # queries whose scores are all equal (w = 0 ties every query) take the order by index without
     # a sort; the others beside them still sort, and a tie broken in the last place is no tie
     zt = z.copy()
@@ -140,8 +143,10 @@ def test_group_order_by_level_is_stable_within_levels():
     z = np.random.default_rng(4).standard_normal(X.shape[0])
     lv = QueryLevels.from_labels(y, ptr)
     order = sort_within_queries(z, ptr)
+    out = np.full(X.shape[0], -1, dtype=np.int64)
     border = group_order_by_level(order, ptr, lv.qrank, lv.n_levels, lv.bucket_bounds,
-                                  lv.bucket_offsets)
+                                  lv.bucket_offsets, out)
+    assert border is out
     want = np.concatenate([a + np.lexsort((z[a:b], y[a:b])) for a, b in zip(ptr[:-1], ptr[1:], strict=True)])
     assert np.array_equal(border, want)
 
@@ -273,3 +278,45 @@ def test_n_jobs_values(monkeypatch):
         assert resolve_n_jobs(None) == 1 and resolve_n_jobs(-1) == top
     finally:
         numba.set_num_threads(before)
+
+
+def _repeated_answers(o, X, rng):
+    """f, gradient, two Hv and the diagonal at two points (the second sort seeded by the
+    first's order, every buffer reused), and the first point again."""
+    out = []
+    for w in (rng.standard_normal(X.shape[1]), rng.standard_normal(X.shape[1]) * 0.1):
+        v = rng.standard_normal(X.shape[1])
+        out += [np.array([o.fun(w)]), o.grad(w), o.hess_vec(v), o.hess_vec(2.0 * v), o.hess_diag()]
+    return out
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("levels", [2, 4, 12])  # 12 > TABLE_LEVELS: the Fenwick Hv sweep
+def test_tree_sweeps_on_the_oracles_work_arrays_give_the_bits_of_per_chunk_scratch(
+        monkeypatch, sparse, levels):
+    """The tree oracle's separate (unfused) passes take their scratch from arrays it keeps when a
+    query has WORK_MIN_DOCS documents, each chunk of queries its own rows of them.  Forced on
+    for every problem (WORK_MIN_DOCS = 1), with 300 queries in 34 chunks over the numba
+    threads: the same bits as the per-chunk scratch, f / gradient / Hv / diagonal at two points;
+    and the brute-force oracle's values."""
+    from rankbench.objective import sweep_oracle, tree
+
+    monkeypatch.setattr(sweep_oracle, "FUSED_MIN_BLOCKS", 10**9)  # the separate passes
+    X, _, _, ptr = _problem(sparse, n_queries=300)
+    y = np.random.default_rng(levels).integers(0, levels, size=X.shape[0]).astype(np.float64)
+    ref = make_oracle("tree", X, y, ptr, C=0.1)
+    assert ref._work()[0][0].shape[0] == 0  # small queries: per-chunk scratch
+    want = _repeated_answers(ref, X, np.random.default_rng(1))
+    monkeypatch.setattr(tree, "WORK_MIN_DOCS", 1)
+    o = make_oracle("tree", X, y, ptr, C=0.1)
+    (wz, wr, wg, wh), ta, tb = o._work()
+    assert wz.shape[0] == X.shape[0] and wr.dtype == o.levels.qrank.dtype
+    table_levels = [k for k in o.levels.n_levels if 2 <= k <= tree.TABLE_LEVELS]
+    assert ta.shape[0] == (X.shape[0] + 300) * max(table_levels, default=0)
+    assert (max(o.levels.n_levels) > tree.TABLE_LEVELS) == (levels == 12)  # both Hv sweeps run
+    got = _repeated_answers(o, X, np.random.default_rng(1))
+    for a, b in zip(want, got, strict=True):
+        assert np.array_equal(a, b)
+    brute = _repeated_answers(make_oracle("brute", X, y, ptr, C=0.1), X, np.random.default_rng(1))
+    for a, b in zip(brute, got, strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-10 * np.abs(a).max())

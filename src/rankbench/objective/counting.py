@@ -166,8 +166,10 @@ class CountingOracle(SweepOracle):
 
     def _after_sort(self):
         lv = self.levels
-        self._border = group_order_by_level(self._order, lv.query_ptr, lv.qrank, lv.n_levels,
-                                            lv.bucket_bounds, lv.bucket_offsets)
+        if self._border is None:  # rewritten by every sort, as the order
+            self._border = np.empty(self.n_docs, dtype=np.int64)
+        group_order_by_level(self._order, lv.query_ptr, lv.qrank, lv.n_levels, lv.bucket_bounds,
+                             lv.bucket_offsets, self._border)
 
     def _fun_piece(self, z, off, weight, power, gz, diag):
         lv = self.levels

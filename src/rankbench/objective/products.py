@@ -288,10 +288,12 @@ class XProducts:
         refs = 0 if self.refs is None else sum(a.nbytes for a in self.refs)
         return int(acc + refs + self.blocks.nbytes + self.qblocks.nbytes)
 
-    def matvec(self, v: np.ndarray) -> np.ndarray:
-        """X v, each query's rows centred (module docstring); O(nnz(X))."""
+    def matvec(self, v: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """X v, each query's rows centred (module docstring); O(nnz(X)).  ``out``: a float64
+        array of n entries to write it into (None: a new one)."""
         v = np.ascontiguousarray(v, dtype=np.float64)
-        out = np.empty(self.X.shape[0])
+        if out is None:
+            out = np.empty(self.X.shape[0])
         if self.refs is not None:
             centred_matvec(*self._rows, self.query_ptr, self.blocks, *self.refs, v, out)
         elif self.sparse:

@@ -59,25 +59,26 @@ def _sort_query(z, a, b, prev, order):
 
 
 @njit(cache=True, parallel=True)
-def _sort_within_queries(z, query_ptr, prev):
-    n = z.shape[0]
-    order = np.empty(n, dtype=np.int64)
+def _sort_within_queries(z, query_ptr, prev, order):
     for q in prange(query_ptr.shape[0] - 1):
         a = query_ptr[q]
         b = query_ptr[q + 1]
         if b > a:
             _sort_query(z, a, b, prev, order)
-    return order
 
 
 _NO_ORDER = np.empty(0, dtype=np.int64)
 
 
-def sort_within_queries(z, query_ptr, prev=None):
+def sort_within_queries(z, query_ptr, prev=None, out=None):
     """Global indices of the documents, each query's block sorted by ascending score, ties by
     index (a stable sort); ``prev``: an earlier such order of the same queries, used as the
-    starting point (the result does not depend on it)."""
-    return _sort_within_queries(z, query_ptr, _NO_ORDER if prev is None else prev)
+    starting point (the result does not depend on it).  ``out``: an int64 array of n entries to
+    write the order into, returned (it may be ``prev`` itself: each query's seed is copied
+    before its sort); None: a new array."""
+    order = np.empty(z.shape[0], dtype=np.int64) if out is None else out
+    _sort_within_queries(z, query_ptr, _NO_ORDER if prev is None else prev, order)
+    return order
 
 
 @njit(cache=True)
@@ -95,10 +96,9 @@ def _group_query(order, a, e, q, qrank, n_levels, bucket_bounds, bucket_offsets,
 
 
 @njit(cache=True, parallel=True)
-def group_order_by_level(order, query_ptr, qrank, n_levels, bucket_bounds, bucket_offsets):
-    """Stable partition of each query's score order into its label buckets (ascending label); O(n)."""
-    n = order.shape[0]
-    border = np.empty(n, dtype=np.int64)
+def group_order_by_level(order, query_ptr, qrank, n_levels, bucket_bounds, bucket_offsets, border):
+    """Stable partition of each query's score order into its label buckets (ascending label),
+    written into ``border`` (n int64) and returned; O(n)."""
     for q in prange(query_ptr.shape[0] - 1):
         _group_query(order, query_ptr[q], query_ptr[q + 1], q, qrank, n_levels, bucket_bounds,
                      bucket_offsets, border, np.empty(max(n_levels[q], 1), dtype=np.int64))
