@@ -76,7 +76,25 @@ def machine_info() -> dict[str, Any]:
                 break
     except OSError:
         pass
+    info["jit_cpu"] = jit_cpu_name()
     return info
+
+
+def jit_cpu_name() -> str | None:
+    """The CPU numba compiles the kernels for: ``NUMBA_CPU_NAME`` where set, else the host's as
+    LLVM names it (e.g. znver3).  A "model name" such as "AMD EPYC" covers several; kernels
+    compiled for two of them gave results differing in the last bits (fits at tol 1e-6 ordering
+    near-tied documents differently), so records say which.  None when it cannot be read."""
+    try:
+        from numba.core import config
+
+        if config.CPU_NAME:
+            return str(config.CPU_NAME)
+        import llvmlite.binding as ll
+
+        return str(ll.get_host_cpu_name())
+    except Exception:  # numba / llvmlite absent or failing: a record without it is still a record
+        return None
 
 
 def machine_load() -> dict[str, Any]:

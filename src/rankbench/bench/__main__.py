@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"part {part} reads no config")
         rows = run(**kwargs)
         meta = {"machine": platform.node(), "processor": platform.processor(),
+                "jit_cpu": info.get("jit_cpu"),
                 "python": sys.version.split()[0], "quick": args.quick, "commit": git_commit(),
                 "started": started}
         (out / f"{part}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         head = (f"## {part}\n\n`python -m rankbench.bench {part}{' --quick' if args.quick else ''}` "
                 f"from {started} to {time.strftime('%H:%M UTC', time.gmtime())} at commit "
                 f"{meta['commit']}, on {info.get('cpu_model') or platform.processor()} "
-                f"({os.cpu_count()} cores); 1-minute load average {load0:.2f} at the start, "
+                f"({os.cpu_count()} cores; numba compiles for {info.get('jit_cpu')}); 1-minute load average {load0:.2f} at the start, "
                 f"{os.getloadavg()[0]:.2f} at the end.\n\n")
         (out / f"{part}.md").write_text(head + "\n\n".join(_filled_tables(rows)) + "\n")
         targets = [r for r in rows if "goal" in r]

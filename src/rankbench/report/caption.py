@@ -49,7 +49,8 @@ def environment_summary(runs: list[PlannedRun]) -> str:
             m = env.get("machine")
             if isinstance(m, dict):
                 m = ", ".join(f"{k}={v}" for k, v in m.items()
-                              if k in ("hostname", "node", "cpu_model", "cpu_count", "memory_gb", "platform"))
+                              if k in ("hostname", "node", "cpu_model", "jit_cpu", "cpu_count", "memory_gb",
+                                       "platform"))
             machines[str(m or "unknown machine")] += 1
             commits[str(env.get("git_commit") or "unknown")[:12]] += 1
     if not machines:
