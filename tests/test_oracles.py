@@ -328,3 +328,24 @@ def test_a_smooth_loss_without_approximation_is_refused_by_counting_and_tree():
             make_oracle(name, X, y, ptr, loss=square)
     # the pairs oracle evaluates it exactly: everywhere quadratic, so it is the brute force's value
     _agree(make_oracle("pairs", X, y, ptr, loss=square), make_oracle("brute", X, y, ptr, loss=square), w, v)
+
+
+def test_state_nbytes_counts_every_kept_buffer_once():
+    """``state_nbytes`` after fun and Hv of one 40,000-document query (past WORK_MIN_DOCS): the
+    sweep oracles keep X w, dL/dz, the curvature, X v, gamma (``_vecs``, the first three also
+    named by the state attributes: counted once), the order, the pointers and the tree's work
+    arrays (4 n-vectors and two (n + 1) x 2 tables), besides the label ranks."""
+    from rankbench.objective.tree import WORK_MIN_DOCS
+
+    n = 40_000
+    assert n >= WORK_MIN_DOCS
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, 3))
+    y = (rng.random(n) < 0.3).astype(float)
+    o = make_oracle("tree", X, y, np.array([0, n]), C=0.1)
+    before = o.state_nbytes()
+    o.fun(np.ones(3))
+    o.hess_vec(np.ones(3))
+    # 5 float vectors, the int64 order, int32 pointers pa and pd (one row), the work arrays
+    added = 5 * 8 * n + 8 * n + 2 * 4 * n + (4 * 8 * n + 2 * 8 * 2 * (n + 1))
+    assert o.state_nbytes() - before == added

@@ -377,15 +377,29 @@ class PairOracle:
     def state_nbytes(self) -> int:
         """Bytes of the per-document / per-pair arrays this oracle keeps besides X and y (O(n) for
         counting/tree, O(p) for pairs); the products' fixed workspace is ``workspace_nbytes``."""
+        seen: set[int] = set()
+
+        def held(val) -> int:
+            # buffers kept in tuples and dicts count too (the fused passes', the tree's pointers
+            # and work arrays, the sweep oracles' ``_vecs``), each array once (the state
+            # attributes name some of those buffers again)
+            if isinstance(val, np.ndarray):
+                if id(val) in seen:
+                    return 0
+                seen.add(id(val))
+                return int(val.nbytes)
+            if isinstance(val, tuple | list):
+                return sum(held(v) for v in val)
+            if isinstance(val, dict):
+                return sum(held(v) for v in val.values())
+            return 0
+
         total = 0
         for obj in (self.__dict__, self.levels.__dict__):
             for key, val in obj.items():
                 if key in ("X", "y", "_xtg", "_last_fun", "_fused_args"):  # data, views, O(d)
                     continue
-                # buffers kept in tuples count too (the fused passes', the tree's pointers)
-                for arr in (val if isinstance(val, tuple) else (val,)):
-                    if isinstance(arr, np.ndarray):
-                        total += arr.nbytes
+                total += held(val)
         return total
 
     def workspace_nbytes(self) -> int:
