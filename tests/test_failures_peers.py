@@ -196,6 +196,48 @@ def test_an_interrupted_python_api_fit_leaves_no_process_and_no_folder(sig, cls,
     assert _leftovers(tmp) == []
 
 
+API_RUN_THREAD = """
+import sys, threading, time
+from rankbench.data.synthetic import make_letor_like
+from rankbench.peers.solvers import LiblinearRankSVM
+def bystander():
+    with open(sys.argv[1], "w") as fh:
+        fh.write(str(threading.get_native_id()))
+    time.sleep(3600)
+threading.Thread(target=bystander, daemon=True).start()
+d = make_letor_like(n_queries=4, docs_per_query=5, n_features=3, seed=0)
+LiblinearRankSVM().fit(d.X, d.y, d.qid)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_taken_by_another_thread_still_ends_the_wait_for_a_hanging_peer(sig, tmp_path):
+    """The kernel may hand a process's signal to any of its threads (numba's workers, a
+    library's); Python then only sets a flag, which the main thread reads when it next runs.
+    The wait for a peer wakes every 0.2 s to read it.  Before, the main thread slept in select()
+    on the peer's pipes until the peer's time limit (4 h): CI once timed out this way, on the
+    SIGINT case above.  Here the signal goes to the other thread on purpose (tgkill)."""
+    import ctypes
+
+    pids, tmp = tmp_path / "pids.txt", tmp_path / "tmp"
+    tmp.mkdir()
+    peers = install_fakes(tmp_path / "peers", "hang", pids=pids)
+    tid_file = tmp_path / "tid.txt"
+    proc = subprocess.Popen([sys.executable, "-c", API_RUN_THREAD, str(tid_file)],
+                            env=_env(peers, tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    _wait_for_fake(proc, pids)
+    tid = int(tid_file.read_text())
+    assert tid != proc.pid
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.tgkill(proc.pid, tid, int(sig)) == 0, ctypes.get_errno()
+    _, err = proc.communicate(timeout=60)
+    assert ("KeyboardInterrupt" in err) if sig == signal.SIGINT else proc.returncode == 143, err
+    started = _fake_pids(pids)
+    assert len(started) == 2 and not any(_alive(p) for p in started), started
+    assert _leftovers(tmp) == []
+
+
 def test_a_sigtermed_cli_run_with_a_hanging_peer_leaves_no_process_and_no_folder(tmp_path):
     pids, tmp = tmp_path / "pids.txt", tmp_path / "tmp"
     tmp.mkdir()

@@ -31,6 +31,11 @@ DEFAULT_TIMEOUT_S = 4 * 3600.0
 
 _running: set[int] = set()  # process groups (= their leader's pid) of the peers running now
 
+# The wait for a peer wakes this often: a signal the kernel hands to another thread of ours (numba's
+# workers, any library's) only sets Python's flag, and the main thread blocked in select() on the
+# peer's pipes would run the handler (KeyboardInterrupt, SIGTERM's) only when the peer ends
+_WAKE_S = 0.2
+
 
 def resolve_timeout(timeout_s: float | None, owner: str) -> float:
     """``timeout_s`` checked (a positive finite number of seconds); None means DEFAULT_TIMEOUT_S."""
@@ -63,7 +68,7 @@ def run_peer(cmd: list[str], timeout_s: float) -> tuple[str, str, float]:
                                 errors="replace", start_new_session=True)
         _running.add(proc.pid)
         try:
-            out, err = proc.communicate(timeout=timeout_s)
+            out, err = _communicate(proc, t0 + timeout_s)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
             raise TimeoutError(f"{name} did not finish within {timeout_s:g} s (time limit "
@@ -80,6 +85,19 @@ def run_peer(cmd: list[str], timeout_s: float) -> tuple[str, str, float]:
                else f"exited with status {proc.returncode}")
         raise RuntimeError(f"{' '.join(cmd)} {how}: {(err or out)[-500:]}")
     return out, err, wall
+
+
+def _communicate(proc: subprocess.Popen, deadline: float) -> tuple[str, str]:
+    """``proc.communicate()`` until ``deadline`` (``time.perf_counter``; TimeoutExpired after
+    it), in slices of _WAKE_S seconds so that a pending signal is handled within one (a
+    communicate that timed out can be called again: the output read so far is kept)."""
+    while True:
+        left = deadline - time.perf_counter()
+        try:
+            return proc.communicate(timeout=max(0.0, min(_WAKE_S, left)))
+        except subprocess.TimeoutExpired:
+            if left <= _WAKE_S:
+                raise
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
