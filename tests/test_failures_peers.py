@@ -148,8 +148,11 @@ def test_a_hanging_peer_is_killed_with_its_children_at_the_time_limit(peer, tmp_
     assert _leftovers(private_tmp) == []
 
 
+# the scripts take Python's own SIGINT handler (KeyboardInterrupt) even when the test session
+# inherited SIGINT ignored (a shell's background job, nohup): the tests are of a user's Ctrl-C
 API_RUN = """
-import sys
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from rankbench.data.synthetic import make_letor_like
 from rankbench.peers.solvers import {cls}
 d = make_letor_like(n_queries=4, docs_per_query=5, n_features=3, seed=0)
@@ -197,7 +200,8 @@ def test_an_interrupted_python_api_fit_leaves_no_process_and_no_folder(sig, cls,
 
 
 API_RUN_THREAD = """
-import sys, threading, time
+import signal, sys, threading, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from rankbench.data.synthetic import make_letor_like
 from rankbench.peers.solvers import LiblinearRankSVM
 def bystander():
