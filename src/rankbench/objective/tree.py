@@ -307,7 +307,8 @@ class TreeOracle(SweepOracle):
         (``sweeps.table_work``), kmax the most levels of a query the tables serve; empty arrays
         (each chunk allocates its own, small, scratch) unless a query has WORK_MIN_DOCS
         documents.  Scratch only: nothing in them outlives a call.  One query of 1e6 documents
-        (CSR 1e6 x 47236, 2 levels): ``tree_hess`` 108 -> 55 ms, ``tree_fun`` 102 -> 80 ms."""
+        (CSR 1e6 x 47236, 2 levels), with the oracle's other kept vectors (``SweepOracle._vec``):
+        ``tree_hess`` 108 -> 42-62 ms, ``tree_fun`` 102 -> 57-72 ms."""
         if self._work_arrays is None:
             lv = self.levels
             ptr = lv.query_ptr
