@@ -357,8 +357,9 @@ def test_a_serving_worker_answers_one_fit_per_request(monkeypatch):
 def test_a_pair_of_workers_times_each_fit_beside_its_serial_reference(monkeypatch):
     """``_run_pair`` asks the default and the serial worker for one fit at a time: per repeat
     the default fit, its n_jobs=1 variant and the reference back to back, reversed every other
-    repeat; a fit only the default worker has (LIBLINEAR) is timed there alone; each time is the
-    minimum over the repeats."""
+    repeat; LIBLINEAR's fit (only the default worker has it) is timed in tron_tree's repeats, its
+    repeats not cutting ours; each time is the minimum over the repeats, and each repeat's ratio
+    to the reference is kept (hand-worked on a fake clock)."""
     from rankbench.bench import load as bench_load
 
     log = []
@@ -378,23 +379,41 @@ def test_a_pair_of_workers_times_each_fit_beside_its_serial_reference(monkeypatc
         def ask(self, op, fit, label=None):
             log.append((self.side, op, fit, label))
             if op == "warm":
-                return {"repeats": 3 if self.side == "default" else 2}
-            return {label: float(next(clock))}
+                return {"repeats": 2 if fit == "LIBLINEAR ranksvm" else
+                        3 if self.side == "default" else 2}
+            t = float(next(clock))
+            return {label: t, f"{label} fit_time_": t / 2}
 
         def close(self):
             log.append((self.side, "close", None, None))
 
     monkeypatch.setattr(bench_load, "_Served", Fake)
     default, serial = bench_load._run_pair(True, 0, None)
-    tron = [(s, lab) for s, op, fit, lab in log if op == "time" and fit == "tron_tree"]
-    assert tron == [("default", "default"), ("default", "n_jobs=1"), ("serial", "default"),
-                    ("serial", "default"), ("default", "n_jobs=1"), ("default", "default")]
+    timed = [(s, fit, lab) for s, op, fit, lab in log if op == "time" and fit != "SPD"]
+    lib = ("default", "LIBLINEAR ranksvm", "default")
+    assert timed == [("default", "tron_tree", "default"), ("default", "tron_tree", "n_jobs=1"),
+                     ("serial", "tron_tree", "default"), lib,
+                     lib, ("serial", "tron_tree", "default"),
+                     ("default", "tron_tree", "n_jobs=1"), ("default", "tron_tree", "default")]
     assert [(s, op) for s, op, fit, _ in log if fit == "LIBLINEAR ranksvm"] == \
-        [("default", "warm"), ("default", "time"), ("default", "time"), ("default", "time")]
-    assert default["p"]["tron_tree"] == {"default": 1.0, "n_jobs=1": 2.0}  # minimum of the two
-    assert serial["p"]["tron_tree"] == {"default": 3.0}
+        [("default", "warm"), ("default", "time"), ("default", "time")]
+    tron = default["p"]["tron_tree"]
+    # clock: repeat 1 gives 1, 2, 3 (serial), 4 (LIBLINEAR); repeat 2 gives 5 (LIBLINEAR),
+    # 6 (serial), 7 (n_jobs=1), 8 (default)
+    assert tron["default"] == 1.0 and tron["n_jobs=1"] == 2.0  # minima
+    assert tron["paired default"] == [1 / 3, 8 / 6]
+    assert tron["paired n_jobs=1"] == [2 / 3, 7 / 6]
+    assert tron["paired LIBLINEAR ranksvm"] == [0.5 / 2.0, 4.0 / 2.5]  # fit_time_ over fit_time_
+    assert serial["p"]["tron_tree"] == {"default": 3.0, "default fit_time_": 1.5}
     assert "LIBLINEAR ranksvm" not in serial["p"]
     assert [s for s, op, _, _ in log if op == "close"] == ["default", "serial"]
+    acc: dict = {}  # rounds: minima kept, ratios joined
+    bench_load._merge_min(acc, default)
+    bench_load._merge_min(acc, default)
+    assert acc["p"]["tron_tree"]["paired default"] == [1 / 3, 8 / 6] * 2
+    row = bench_load._target("c", 1.0, "serial", 3.0, 1.05, paired=[1 / 3, 8 / 6, 1.2])
+    assert row["ratio"] == pytest.approx(1.2) and not row["met"]  # the median, not 1/3
+    assert row["ratio_of_minima"] == pytest.approx(1 / 3) and row["paired_ratios"] == 3
 
 
 def test_a_real_pair_of_serving_workers(monkeypatch, tmp_path):

@@ -97,8 +97,13 @@ def main(argv: list[str] | None = None) -> int:
 def _target_frame(rows: list[dict]):
     import pandas as pd
 
-    cols = ["target", "measured", "reference", "reference_value", "ratio", "goal", "met"]
+    cols = ["target", "measured", "reference", "reference_value", "ratio", "goal", "met",
+            "ratio_of_minima", "paired_ratios"]
     frame = pd.DataFrame(rows)
+    for col in ("ratio_of_minima", "paired_ratios"):  # the load part's paired rows only
+        if col in frame.columns:
+            frame[col] = ["" if v is None or v != v else (int(v) if col == "paired_ratios" else v)
+                          for v in frame[col]]
     frame["goal"] = [("\u2265 " if r.get("higher_is_better") else "\u2264 ") + f"{r['goal']:g}"
                      for r in rows]
     return frame[[c for c in cols if c in frame.columns]]
@@ -121,7 +126,10 @@ def _write_summary(out: Path) -> None:
             "seconds).\n")
     if targets:
         text += ("\n## Targets\n\nEach target beside its reference, measured in the same run; "
-                 "`ratio` = measured / reference, `goal` the ratio asked for.\n\n"
+                 "`ratio` = measured / reference, `goal` the ratio asked for; where `paired_ratios` "
+                 "is given (the `load` part), `ratio` is the median of that many ratios of the fit "
+                 "and its reference timed back to back, and `ratio_of_minima` = measured / "
+                 "reference, the minima over the same repeats.\n\n"
                  + _markdown(_target_frame(targets)) + "\n")
     (out / "SUMMARY.md").write_text(text + "\n" + "\n".join(sections))
 

@@ -13,7 +13,9 @@ reference).  The parent asks them for one fit at a time, the default fit, its ``
 variant and the reference back to back (reversed every other repeat), so a fit and its reference
 see the same moment of the machine; the other worker waits on its pipe meanwhile.  Each time is
 the minimum over ``rounds`` (default 1) and repeats (7 on the LETOR sets, 3 on the larger
-problems, 2 for a fit of seconds; a warm-up fit first, numba compilation excluded).
+problems, 2 for a fit of seconds; a warm-up fit first, numba compilation excluded); a target's
+ratio is the median of the ratios of a fit and its reference in the same repeat (``_target``),
+LIBLINEAR's fits being timed in the repeats of the fits they are compared with.
 Problems: OHSUMED and MQ2008 QueryLevelNorm Fold1 train (when ``RANKBENCH_DATA`` has them) and
 the 480k x 46 dense LETOR-like problem of the targets part; fits: the RankSVM solvers of the
 papers (PRSVM on explicit pairs only where its pairs fit in memory, and the hinge cutting plane
@@ -37,6 +39,8 @@ import os
 import subprocess
 import sys
 import time
+
+import numpy as np
 
 from rankbench.bench import PARTS
 
@@ -192,8 +196,12 @@ def _time_once(make, label, n, X, y, qid) -> dict:
 
 
 def _merge_times(acc: dict, new: dict) -> None:
+    """The minimum of each time; lists (``PAIRED`` ratios) are joined."""
     for k, v in new.items():
-        acc[k] = min(acc.get(k, float("inf")), v)
+        if isinstance(v, list):
+            acc[k] = acc.get(k, []) + v
+        else:
+            acc[k] = min(acc.get(k, float("inf")), v)
 
 
 def worker(quick: bool, with_n_jobs: bool, equal: dict | None = None,
@@ -319,16 +327,56 @@ class _Served:
         self.stderr.close()
 
 
+PARTNERS = {LIBLINEAR: "tron_tree", EQ_LIB: EQ_OURS}  # LIBLINEAR's fits, timed beside ours
+PAIRED = "paired "  # the key prefix of per-repeat ratios (lists) in a fit's times
+
+
+def _groups(dflt_fits: dict, ser_fits: dict) -> list[list[tuple[int, str, str]]]:
+    """The fits timed together, repeat by repeat, as [(side, fit, label), ...] (side 0: the
+    default worker, 1: the serial one): each fit's variants, its serial reference, and the
+    LIBLINEAR fit it is compared with (``PARTNERS``: ``tron_tree`` with LIBLINEAR at its
+    defaults, the equal-accuracy fits together)."""
+    groups = {}
+    for fit, labels in dflt_fits.items():
+        if fit in PARTNERS and PARTNERS[fit] in dflt_fits:
+            continue
+        groups[fit] = [(0, fit, label) for label in labels]
+        if fit in ser_fits:
+            groups[fit].append((1, fit, "default"))
+    for fit, ours in PARTNERS.items():
+        if fit in dflt_fits and ours in groups:
+            groups[ours].append((0, fit, "default"))
+    return list(groups.values())
+
+
+def _paired(out: tuple[dict, dict], prob: str, got: dict) -> None:
+    """Per-repeat ratios of one group's times (``got``: {(side, fit, label): times}), appended
+    to lists in the default side's times: ``"paired <label>"`` = the variant's wall time / the
+    serial reference's, timed back to back; ``"paired LIBLINEAR ..."`` = our ``fit_time_`` /
+    LIBLINEAR's (its train() clock; none for a ``train`` without it)."""
+    for (side, fit, label), times in got.items():
+        ref = got.get((1, fit, "default"))
+        if side == 0 and ref and label in times:
+            out[0][prob][fit].setdefault(PAIRED + label, []).append(times[label] / ref["default"])
+        ours_fit = PARTNERS.get(fit)  # fit is LIBLINEAR's: the ratio goes to our fit's times
+        ours = got.get((0, ours_fit, "default"), {}).get("default fit_time_")
+        if ours and times.get("default fit_time_"):
+            out[0][prob][ours_fit].setdefault(PAIRED + fit, []).append(
+                ours / times["default fit_time_"])
+
+
 def _run_pair(quick: bool, problem: int, equal_file: str | None,
               timeout: float = 3 * 3600.0) -> tuple[dict, dict]:
     """({prob: {fit: times}} of the default worker, the same of the serial one) for one problem:
     the two workers run side by side (one waits while the other fits) and the parent asks them
-    for one fit at a time, alternating: each repeat times the default fit, its n_jobs=1 variant
-    and the serial reference back to back, in reverse order every other repeat.  A fit and its
-    reference thus see the same moment of the machine (timed by whole workers, seconds or
-    minutes apart, the default and the n_jobs=1 fits read up to 1.5x their serial reference on
-    an idle machine, n_jobs=1 being the same one-thread code).  Workers that do not answer
-    within ``timeout`` are killed."""
+    for one fit at a time, alternating: each repeat times the default fit, its n_jobs=1 variant,
+    the serial reference and (for ``tron_tree`` and its equal-accuracy fit) LIBLINEAR's fit back
+    to back (``_groups``), in reverse order every other repeat.  A fit and its reference thus see
+    the same moment of the machine (timed by whole workers, seconds or minutes apart, the default
+    and the n_jobs=1 fits read up to 1.5x their serial reference on an idle machine, n_jobs=1
+    being the same one-thread code).  Each time is the minimum over the repeats; the ratio of
+    each fit and its reference in the same repeat is kept too (``_paired``).  Workers that do
+    not answer within ``timeout`` are killed."""
     import threading
 
     pair: list[_Served] = []
@@ -339,19 +387,18 @@ def _run_pair(quick: bool, problem: int, equal_file: str | None,
         pair.append(_Served(quick, True, problem, None))
         for w in pair:
             w.head = w.read()
-        dflt, ser = pair
-        prob = dflt.head["problem"]
+        prob = pair[0].head["problem"]
         out = ({prob: {}}, {prob: {}})
-        for fit, labels in dflt.head["fits"].items():
-            both = fit in ser.head["fits"]
-            repeats = dflt.ask(op="warm", fit=fit)["repeats"]
-            if both:
-                repeats = min(repeats, ser.ask(op="warm", fit=fit)["repeats"])
-            order = [(0, label) for label in labels] + ([(1, "default")] if both else [])
+        for group in _groups(pair[0].head["fits"], pair[1].head["fits"]):
+            warm = {(side, fit): pair[side].ask(op="warm", fit=fit)["repeats"]
+                    for side, fit in dict.fromkeys((s, f) for s, f, _ in group)}
+            repeats = min(r for (_s, fit), r in warm.items() if fit not in PARTNERS or len(warm) == 1)
             for r in range(repeats):
-                for side, label in order if r % 2 == 0 else order[::-1]:
-                    _merge_times(out[side][prob].setdefault(fit, {}),
-                                 pair[side].ask(op="time", fit=fit, label=label))
+                got = {}
+                for side, fit, label in group if r % 2 == 0 else group[::-1]:
+                    got[(side, fit, label)] = pair[side].ask(op="time", fit=fit, label=label)
+                    _merge_times(out[side][prob].setdefault(fit, {}), got[(side, fit, label)])
+                _paired(out, prob, got)
         return out
     finally:
         watchdog.cancel()
@@ -365,12 +412,22 @@ def _merge_min(acc: dict, new: dict) -> None:
             _merge_times(acc.setdefault(prob, {}).setdefault(fit, {}), times)
 
 
-def _target(case, measured, reference, ref_value, goal, higher_is_better=False, **extra):
-    ratio = measured / ref_value if ref_value else float("nan")
+def _target(case, measured, reference, ref_value, goal, higher_is_better=False, paired=None,
+            **extra):
+    """A target row.  ``paired``: the per-repeat ratios of the fit and its reference timed back
+    to back (``_paired``); their median is then the row's ``ratio`` (``paired_ratios`` says how
+    many), and ``ratio_of_minima`` = measured / reference (the minima over the repeats) is kept
+    beside it.  The minima of two processes' fits can come from different moments of a VM whose
+    speed drifts by more than the 5 % of the n_jobs=1 rows; a pair cannot."""
+    minima = measured / ref_value if ref_value else float("nan")
+    ratio = float(np.median(paired)) if paired else minima
     met = ratio >= goal if higher_is_better else ratio <= goal
-    return {"part": PART, "case": case, "target": case, "reference": reference,
-            "measured": measured, "reference_value": ref_value, "ratio": ratio, "goal": goal,
-            "met": bool(met), "higher_is_better": higher_is_better, **extra}
+    row = {"part": PART, "case": case, "target": case, "reference": reference,
+           "measured": measured, "reference_value": ref_value, "ratio": ratio, "goal": goal,
+           "met": bool(met), "higher_is_better": higher_is_better, **extra}
+    if paired:
+        row.update(ratio_of_minima=minima, paired_ratios=len(paired))
+    return row
 
 
 @PARTS.register(PART)
@@ -418,17 +475,21 @@ def _run_loads(quick: bool, rounds: int, equal: dict, equal_file: str) -> list[d
                 if fit.startswith(LIBLINEAR) or fit == EQ_OURS or fit not in serial.get(prob, {}):
                     continue
                 ref = serial[prob][fit]["default"]
+                paired = times.get(PAIRED + "default")
                 rows.append(_target(f"{load}: {prob} {fit} default", times["default"],
-                                    "NUMBA_NUM_THREADS=1", ref, 1.25, load=load, problem=prob,
-                                    fit=fit))
+                                    "NUMBA_NUM_THREADS=1", ref, 1.25, paired=paired, load=load,
+                                    problem=prob, fit=fit))
                 if "n_jobs=1" in times and fit not in ("SPD",):
                     rows.append(_target(f"{load}: {prob} {fit} n_jobs=1", times["n_jobs=1"],
-                                        "NUMBA_NUM_THREADS=1", ref, 1.05, load=load, problem=prob,
-                                        fit=fit))
+                                        "NUMBA_NUM_THREADS=1", ref, 1.05,
+                                        paired=times.get(PAIRED + "n_jobs=1"), load=load,
+                                        problem=prob, fit=fit))
                 if load == "idle" and fit == "tron_tree" and prob.startswith("dense"):
                     rows.append(_target(f"idle: {prob} tron_tree 2-thread speed-up", ref,
                                         "default (2 threads)", times["default"], 1.6,
-                                        higher_is_better=True, load=load, problem=prob, fit=fit))
+                                        higher_is_better=True,
+                                        paired=[1.0 / x for x in paired or []], load=load,
+                                        problem=prob, fit=fit))
     return rows
 
 
@@ -447,14 +508,16 @@ def _liblinear_targets(load: str, prob: str, fits: dict, eq: dict) -> list[dict]
     if lib and tron and prob.endswith("Fold1"):
         rows.append(_target(f"{load}: {prob} tron_tree default vs LIBLINEAR", tron,
                             "LIBLINEAR ranksvm at its defaults (training time)", lib, 1.0,
-                            load=load, problem=prob, fit="tron_tree"))
+                            paired=fits["tron_tree"].get(PAIRED + LIBLINEAR), load=load,
+                            problem=prob, fit="tron_tree"))
     lib = fits.get(EQ_LIB, {}).get("default fit_time_")
     tron = fits.get(EQ_OURS, {}).get("default fit_time_")
     if lib and tron:
         rows.append(_target(
             f"{load}: {prob} tron_tree vs LIBLINEAR at equal accuracy (1e-6)", tron,
             f"LIBLINEAR ranksvm -e {eq['liblinear_eps']:g} (ours tol {eq['ours_tol']:g})", lib,
-            _eq_goal(prob), load=load, problem=prob, fit=EQ_OURS))
+            _eq_goal(prob), paired=fits[EQ_OURS].get(PAIRED + EQ_LIB), load=load, problem=prob,
+            fit=EQ_OURS))
     return rows
 
 
