@@ -46,3 +46,30 @@ def test_two_processes_build_the_one_process_model_on_mq2008(data_root, metric, 
     s1, s2 = one.predict(codes(te.X), raw_score=True), two.predict(codes(te.X), raw_score=True)
     assert np.abs(s1).max() > 0.5  # a model, not a constant
     np.testing.assert_array_equal(s1, s2)
+
+
+def test_a_data_parallel_process_that_dies_without_a_model_is_an_error_at_once():
+    """``_next_result``: a process that ended without putting its model (killed, a crash in
+    LightGBM's C++; here os._exit(3)) is reported within DEAD_GRACE_S, not after timeout_s (600 s
+    by default); and the wait ends at its deadline with a clear error."""
+    import multiprocessing as mp
+    import os
+    import time
+
+    import pytest
+
+    from rankbench.boosting import data_parallel as dp
+
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=os._exit, args=(3,), daemon=True)]
+    procs[0].start()
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="process 0 of 1 exited with status 3 without"):
+        dp._next_result(queue, procs, {}, t0 + 600.0, 600.0)
+    assert time.monotonic() - t0 < 60
+    procs[0].join()
+    queue.put((0, "model", None))  # a result already there is taken, dead process or not
+    assert dp._next_result(queue, procs, {}, time.monotonic() + 600.0, 600.0) == (0, "model", None)
+    with pytest.raises(RuntimeError, match="did not finish within timeout_s=0.3 s"):
+        dp._next_result(ctx.Queue(), [], {}, time.monotonic() + 0.3, 0.3)

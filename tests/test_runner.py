@@ -238,3 +238,63 @@ def test_a_spec_is_normalized_once_per_run(tmp_path, monkeypatch):
     recs = run_many(specs, ResultStore(tmp_path), progress=False)
     assert [r["status"] for r in recs] == ["ok"] * 3
     assert calls == []
+
+
+ISOLATED_RUN_THREAD = """
+import signal, sys, threading, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+import test_runner_toys  # registers the toy solver and data set
+from rankbench.runner import run_isolated
+def bystander():
+    with open(sys.argv[1], "w") as fh:
+        fh.write(str(threading.get_native_id()))
+    time.sleep(3600)
+threading.Thread(target=bystander, daemon=True).start()
+run_isolated({"experiment": "t", "dataset": "toy", "fold": 1, "solver": "toy_lsq",
+              "params": {"alpha": 1.0}}, sys.argv[2])
+"""
+
+
+def test_an_isolated_run_ends_when_a_signal_reaches_another_thread_of_its_parent(tmp_path):
+    """``run_isolated`` waits for its run in slices (``runner._join_awake``): a SIGINT that the
+    kernel hands to another thread of the parent (here on purpose, by tgkill) is handled within
+    one, and the hanging run is stopped with it.  Before, the parent slept in its join until the
+    run ended (the toy run hangs for 600 s)."""
+    import ctypes
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tid_file, marker = tmp_path / "tid.txt", tmp_path / "hang"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent), "TOY_HANG_AFTER": "0",
+           "TOY_HANG_MARKER": str(marker)}
+    proc = subprocess.Popen([sys.executable, "-c", ISOLATED_RUN_THREAD, str(tid_file),
+                             str(tmp_path / "store")], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        t0 = time.monotonic()
+        while not (marker.exists() and tid_file.exists()) and time.monotonic() - t0 < 120:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        assert marker.exists(), "the isolated toy run never started"
+        time.sleep(0.2)  # the pid is written before the sleep starts
+        child = int(marker.read_text())
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.tgkill(proc.pid, int(tid_file.read_text()), int(signal.SIGINT)) == 0
+        _, err = proc.communicate(timeout=60)
+        try:  # the run's process, still there and not a zombie
+            left = open(f"/proc/{child}/stat").read().split()[2] != "Z"
+        except FileNotFoundError:
+            left = False
+    finally:
+        if marker.exists():  # a run the parent left behind (it holds the parent's pipes too)
+            import contextlib
+
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(marker.read_text()), signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "KeyboardInterrupt" in err, err
+    assert not left, "the parent ended and left its run running"

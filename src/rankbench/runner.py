@@ -40,6 +40,7 @@ from rankbench.sysinfo import PeakMemory, machine_load, now
 log = logging.getLogger(__name__)
 # seconds an overrunning isolated run gets to unwind after SIGTERM before SIGKILL
 TERMINATE_GRACE_S = 10.0
+WAKE_S = 0.2  # the longest a wait for a run sleeps between looks at pending signals
 
 
 
@@ -220,6 +221,29 @@ def _isolated_child(spec: RunSpec, store_root: str, modules: tuple[str, ...]) ->
     _run_and_store(spec, store_root, 0, modules)
 
 
+def _join_awake(proc, timeout_s: float | None) -> None:
+    """``proc.join(timeout_s)`` in slices of WAKE_S seconds.  A signal the kernel hands to
+    another thread of this process (numba's or BLAS's workers) only sets Python's flag, which
+    the main thread reads when it next runs bytecode: one long join would sleep through it until
+    the run ends (``peers.process`` waits for a peer the same way)."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while proc.is_alive():
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return
+        proc.join(WAKE_S if left is None else min(WAKE_S, left))
+
+
+def _stop(proc) -> None:
+    """SIGTERM first (the run unwinds; a peer it runs is killed with its group), SIGKILL after
+    TERMINATE_GRACE_S seconds."""
+    proc.terminate()
+    proc.join(TERMINATE_GRACE_S)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+
+
 def run_isolated(spec: RunSpec | dict[str, Any], store: ResultStore | str | os.PathLike,
                  timeout_s: float | None = None) -> dict[str, Any]:
     """Run one spec's unit in a fresh process and store its records; a crash or overrun is a
@@ -239,14 +263,14 @@ def run_isolated(spec: RunSpec | dict[str, Any], store: ResultStore | str | os.P
     proc = mp.get_context("spawn").Process(
         target=_isolated_child, args=(s, str(store.root), tuple(plugin_modules())), daemon=True)
     proc.start()
-    proc.join(timeout_s)
+    try:
+        _join_awake(proc, timeout_s)
+    except BaseException:  # the parent interrupted (Ctrl-C, SIGTERM): the run is not left behind
+        _stop(proc)
+        raise
     reason = None
     if proc.is_alive():
-        proc.terminate()  # SIGTERM first: the run unwinds (a peer it runs is killed with its group)
-        proc.join(TERMINATE_GRACE_S)
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
+        _stop(proc)
         reason = f"TimeoutError: run exceeded timeout_s={timeout_s:g} s and was killed"
     elif proc.exitcode != 0:
         code = proc.exitcode

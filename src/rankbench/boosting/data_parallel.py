@@ -33,6 +33,7 @@ import json
 import multiprocessing as mp
 import socket
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -120,6 +121,37 @@ def lambdamart_one_process(X, y, query_ptr, metric: str = "auc", rounds: int = 1
                       {**EXACT_PARAMS, **(params or {})}, rounds, path, {})
 
 
+WAKE_S = 0.2  # the longest the wait for the processes sleeps between looks at them
+DEAD_GRACE_S = 2.0  # a process that ended: how long its result may still be on the way
+
+
+def _next_result(queue, procs, models: dict, deadline: float, timeout_s: float) -> tuple:
+    """The next (rank, model, error) of the queue, waited for in slices of WAKE_S seconds: a
+    pending signal is handled within one (a signal the kernel gives to another thread does not
+    wake a long wait), and a process that died without a result (killed, out of memory, a crash
+    in LightGBM's C++) is an error within DEAD_GRACE_S seconds, not after ``timeout_s``."""
+    import queue as queue_mod
+
+    dead_since: dict[int, float] = {}
+    while True:
+        try:
+            return queue.get(timeout=max(0.0, min(WAKE_S, deadline - time.monotonic())))
+        except queue_mod.Empty:
+            pass
+        now = time.monotonic()
+        if now >= deadline:
+            raise RuntimeError(f"LightGBM's data-parallel processes did not finish within "
+                               f"timeout_s={timeout_s:g} s")
+        for rank, p in enumerate(procs):
+            if rank in models or p.exitcode is None:
+                continue
+            if now - dead_since.setdefault(rank, now) >= DEAD_GRACE_S:
+                how = (f"was killed by signal {-p.exitcode}" if p.exitcode < 0
+                       else f"exited with status {p.exitcode}")
+                raise RuntimeError(f"LightGBM process {rank} of {len(procs)} {how} "
+                                   "without returning a model")
+
+
 def lambdamart_data_parallel(X, y, query_ptr, metric: str = "auc", n_machines: int = 2,
                              rounds: int = 100, params: dict | None = None,
                              bins: list[dict] | None = None, timeout_s: float = 600.0) -> str:
@@ -148,8 +180,9 @@ def lambdamart_data_parallel(X, y, query_ptr, metric: str = "auc", n_machines: i
             for p in procs:
                 p.start()
             models = {}
-            for _ in range(n_machines):
-                rank, model, error = queue.get(timeout=timeout_s)
+            deadline = time.monotonic() + timeout_s
+            while len(models) < n_machines:
+                rank, model, error = _next_result(queue, procs, models, deadline, timeout_s)
                 if error:
                     raise RuntimeError(f"LightGBM process {rank} of {n_machines} failed: {error}")
                 models[rank] = model
