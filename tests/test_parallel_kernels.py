@@ -295,19 +295,21 @@ def _repeated_answers(o, X, rng):
 def test_tree_sweeps_on_the_oracles_work_arrays_give_the_bits_of_per_chunk_scratch(
         monkeypatch, sparse, levels):
     """The tree oracle's separate (unfused) passes take their scratch from arrays it keeps when a
-    query has WORK_MIN_DOCS documents, each chunk of queries its own rows of them.  Forced on
-    for every problem (WORK_MIN_DOCS = 1), with 300 queries in 34 chunks over the numba
-    threads: the same bits as the per-chunk scratch, f / gradient / Hv / diagonal at two points;
-    and the brute-force oracle's values."""
+    query has WORK_MIN_DOCS documents or the problem at most SMALL_WORK_DOCS, each chunk of
+    queries its own rows of them.  Kept for a small problem of 300 queries in 34 chunks over
+    the numba threads, and not when SMALL_WORK_DOCS is set below its size: the same bits, f /
+    gradient / Hv / diagonal at two points; and the brute-force oracle's values."""
     from rankbench.objective import sweep_oracle, tree
 
     monkeypatch.setattr(sweep_oracle, "FUSED_MIN_BLOCKS", 10**9)  # the separate passes
     X, _, _, ptr = _problem(sparse, n_queries=300)
     y = np.random.default_rng(levels).integers(0, levels, size=X.shape[0]).astype(np.float64)
+    assert X.shape[0] <= tree.SMALL_WORK_DOCS
+    monkeypatch.setattr(tree, "SMALL_WORK_DOCS", X.shape[0] - 1)
     ref = make_oracle("tree", X, y, ptr, C=0.1)
-    assert ref._work()[0][0].shape[0] == 0  # small queries: per-chunk scratch
+    assert ref._work()[0][0].shape[0] == 0  # small queries, larger problem: per-chunk scratch
     want = _repeated_answers(ref, X, np.random.default_rng(1))
-    monkeypatch.setattr(tree, "WORK_MIN_DOCS", 1)
+    monkeypatch.setattr(tree, "SMALL_WORK_DOCS", X.shape[0])
     o = make_oracle("tree", X, y, ptr, C=0.1)
     (wz, wr, wg, wh), ta, tb = o._work()
     assert wz.shape[0] == X.shape[0] and wr.dtype == o.levels.qrank.dtype

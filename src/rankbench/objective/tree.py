@@ -56,6 +56,12 @@ MIN_CHUNKS = 32
 # (``TreeOracle._work``): a fresh array of 2**15 floats (256 KB) is above glibc's mmap threshold,
 # and the pages of a fresh mapping fault on first touch in every call
 WORK_MIN_DOCS = 1 << 15
+# and so does a problem of at most this many documents: there the calls are short and the chunks
+# small (OHSUMED Fold1: 63 chunks of one query), and making each chunk's seven scratch arrays
+# cost tree_hess, on one thread, a fifth to a third of its time (OHSUMED: min 298 -> 195 us;
+# MQ2008: 164 -> 139 us) and a whole TRON fit 2-6 % (paired medians of 21 fits, 1 and 2 threads);
+# the arrays take under 16 MB there
+SMALL_WORK_DOCS = 1 << 17
 
 
 @njit(cache=True, inline="always")
@@ -306,15 +312,16 @@ class TreeOracle(SweepOracle):
         once: n_docs entries each (``sweeps.sweep_work``) and (n_docs + n_queries) x kmax
         (``sweeps.table_work``), kmax the most levels of a query the tables serve; empty arrays
         (each chunk allocates its own, small, scratch) unless a query has WORK_MIN_DOCS
-        documents.  Scratch only: nothing in them outlives a call.  One query of 1e6 documents
-        (CSR 1e6 x 47236, 2 levels), with the oracle's other kept vectors (``SweepOracle._vec``):
-        ``tree_hess`` 108 -> 42-62 ms, ``tree_fun`` 102 -> 57-72 ms."""
+        documents or the problem at most SMALL_WORK_DOCS.  Scratch only: nothing in them
+        outlives a call.  One query of 1e6 documents (CSR 1e6 x 47236, 2 levels), with the
+        oracle's other kept vectors (``SweepOracle._vec``): ``tree_hess`` 108 -> 42-62 ms,
+        ``tree_fun`` 102 -> 57-72 ms."""
         if self._work_arrays is None:
             lv = self.levels
             ptr = lv.query_ptr
             longest = int(np.diff(ptr).max()) if ptr.shape[0] > 1 else 0
             rdt = lv.qrank.dtype
-            if longest < WORK_MIN_DOCS:
+            if longest < WORK_MIN_DOCS and self.n_docs > SMALL_WORK_DOCS:
                 e = np.empty(0)
                 self._work_arrays = ((e, np.empty(0, dtype=rdt), e, e), e, e)
             else:
