@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import bystander
 from rankbench.data.synthetic import make_letor_like
 from rankbench.peers.process import DEFAULT_TIMEOUT_S
 from rankbench.peers.solvers import LiblinearPairs, LiblinearRankSVM, SofiaML, SVMLightRanker
@@ -199,16 +200,9 @@ def test_an_interrupted_python_api_fit_leaves_no_process_and_no_folder(sig, cls,
     assert _leftovers(tmp) == []
 
 
-API_RUN_THREAD = """
-import signal, sys, threading, time
-signal.signal(signal.SIGINT, signal.default_int_handler)
+API_RUN_THREAD = bystander.SCRIPT + """
 from rankbench.data.synthetic import make_letor_like
 from rankbench.peers.solvers import LiblinearRankSVM
-def bystander():
-    with open(sys.argv[1], "w") as fh:
-        fh.write(str(threading.get_native_id()))
-    time.sleep(3600)
-threading.Thread(target=bystander, daemon=True).start()
 d = make_letor_like(n_queries=4, docs_per_query=5, n_features=3, seed=0)
 LiblinearRankSVM().fit(d.X, d.y, d.qid)
 """
@@ -221,8 +215,6 @@ def test_a_signal_taken_by_another_thread_still_ends_the_wait_for_a_hanging_peer
     The wait for a peer wakes every 0.2 s to read it.  Before, the main thread slept in select()
     on the peer's pipes until the peer's time limit (4 h): CI once timed out this way, on the
     SIGINT case above.  Here the signal goes to the other thread on purpose (tgkill)."""
-    import ctypes
-
     pids, tmp = tmp_path / "pids.txt", tmp_path / "tmp"
     tmp.mkdir()
     peers = install_fakes(tmp_path / "peers", "hang", pids=pids)
@@ -231,10 +223,7 @@ def test_a_signal_taken_by_another_thread_still_ends_the_wait_for_a_hanging_peer
                             env=_env(peers, tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     _wait_for_fake(proc, pids)
-    tid = int(tid_file.read_text())
-    assert tid != proc.pid
-    libc = ctypes.CDLL(None, use_errno=True)
-    assert libc.tgkill(proc.pid, tid, int(sig)) == 0, ctypes.get_errno()
+    bystander.signal_bystander(proc.pid, tid_file, sig)
     _, err = proc.communicate(timeout=60)
     assert ("KeyboardInterrupt" in err) if sig == signal.SIGINT else proc.returncode == 143, err
     started = _fake_pids(pids)

@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pytest
 
+import bystander
 import test_runner_toys as toys
 from rankbench.runner import run_many, run_one
 from rankbench.spec import RunSpec, run_id
@@ -240,16 +241,9 @@ def test_a_spec_is_normalized_once_per_run(tmp_path, monkeypatch):
     assert calls == []
 
 
-ISOLATED_RUN_THREAD = """
-import signal, sys, threading, time
-signal.signal(signal.SIGINT, signal.default_int_handler)
+ISOLATED_RUN_THREAD = bystander.SCRIPT + """
 import test_runner_toys  # registers the toy solver and data set
 from rankbench.runner import run_isolated
-def bystander():
-    with open(sys.argv[1], "w") as fh:
-        fh.write(str(threading.get_native_id()))
-    time.sleep(3600)
-threading.Thread(target=bystander, daemon=True).start()
 run_isolated({"experiment": "t", "dataset": "toy", "fold": 1, "solver": "toy_lsq",
               "params": {"alpha": 1.0}}, sys.argv[2])
 """
@@ -260,7 +254,6 @@ def test_an_isolated_run_ends_when_a_signal_reaches_another_thread_of_its_parent
     kernel hands to another thread of the parent (here on purpose, by tgkill) is handled within
     one, and the hanging run is stopped with it.  Before, the parent slept in its join until the
     run ended (the toy run hangs for 600 s)."""
-    import ctypes
     import signal
     import subprocess
     import sys
@@ -280,8 +273,7 @@ def test_an_isolated_run_ends_when_a_signal_reaches_another_thread_of_its_parent
         assert marker.exists(), "the isolated toy run never started"
         time.sleep(0.2)  # the pid is written before the sleep starts
         child = int(marker.read_text())
-        libc = ctypes.CDLL(None, use_errno=True)
-        assert libc.tgkill(proc.pid, int(tid_file.read_text()), int(signal.SIGINT)) == 0
+        bystander.signal_bystander(proc.pid, tid_file, signal.SIGINT)
         _, err = proc.communicate(timeout=60)
         try:  # the run's process, still there and not a zombie
             left = open(f"/proc/{child}/stat").read().split()[2] != "Z"

@@ -17,6 +17,11 @@ import os
 from contextlib import contextmanager
 from numbers import Integral
 
+# The longest a wait for another process (a peer program, an isolated run, LightGBM's data-parallel
+# workers) sleeps between looks at pending signals: the kernel may hand a signal to any thread of
+# the process (numba's workers, BLAS's), which only sets Python's flag, and a main thread blocked in
+# one long wait would run the handler (KeyboardInterrupt, SIGTERM's) only when the wait ends
+SIGNAL_WAKE_S = 0.2
 GOMP_SPINCOUNT = "30000"  # about 1 ms of spinning on this machine, against 9-10 ms at libgomp's 300000
 
 

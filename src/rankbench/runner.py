@@ -23,7 +23,7 @@ import numpy as np
 
 from rankbench.estimators.fit_report import FitReport, report_of
 from rankbench.estimators.registry import SOLVERS, SolverUnavailable
-from rankbench.parallel import thread_share
+from rankbench.parallel import SIGNAL_WAKE_S, thread_share
 from rankbench.record import (
     crash_record,
     data_facts,
@@ -40,7 +40,6 @@ from rankbench.sysinfo import PeakMemory, machine_load, now
 log = logging.getLogger(__name__)
 # seconds an overrunning isolated run gets to unwind after SIGTERM before SIGKILL
 TERMINATE_GRACE_S = 10.0
-WAKE_S = 0.2  # the longest a wait for a run sleeps between looks at pending signals
 
 
 
@@ -222,16 +221,14 @@ def _isolated_child(spec: RunSpec, store_root: str, modules: tuple[str, ...]) ->
 
 
 def _join_awake(proc, timeout_s: float | None) -> None:
-    """``proc.join(timeout_s)`` in slices of WAKE_S seconds.  A signal the kernel hands to
-    another thread of this process (numba's or BLAS's workers) only sets Python's flag, which
-    the main thread reads when it next runs bytecode: one long join would sleep through it until
-    the run ends (``peers.process`` waits for a peer the same way)."""
+    """``proc.join(timeout_s)`` in slices of SIGNAL_WAKE_S seconds, so that a signal taken by
+    another thread is handled within one (``parallel.SIGNAL_WAKE_S``)."""
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     while proc.is_alive():
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
             return
-        proc.join(WAKE_S if left is None else min(WAKE_S, left))
+        proc.join(SIGNAL_WAKE_S if left is None else min(SIGNAL_WAKE_S, left))
 
 
 def _stop(proc) -> None:

@@ -38,6 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rankbench.parallel import SIGNAL_WAKE_S
+
 # what makes the distributed learner choose the serial learner's splits (module docstring)
 EXACT_PARAMS = {"min_data_in_leaf": 1, "min_sum_hessian_in_leaf": 0.0, "min_data_in_bin": 1,
                 "feature_pre_filter": False, "deterministic": True, "force_row_wise": True,
@@ -121,21 +123,20 @@ def lambdamart_one_process(X, y, query_ptr, metric: str = "auc", rounds: int = 1
                       {**EXACT_PARAMS, **(params or {})}, rounds, path, {})
 
 
-WAKE_S = 0.2  # the longest the wait for the processes sleeps between looks at them
 DEAD_GRACE_S = 2.0  # a process that ended: how long its result may still be on the way
 
 
 def _next_result(queue, procs, models: dict, deadline: float, timeout_s: float) -> tuple:
-    """The next (rank, model, error) of the queue, waited for in slices of WAKE_S seconds: a
-    pending signal is handled within one (a signal the kernel gives to another thread does not
-    wake a long wait), and a process that died without a result (killed, out of memory, a crash
-    in LightGBM's C++) is an error within DEAD_GRACE_S seconds, not after ``timeout_s``."""
+    """The next (rank, model, error) of the queue, waited for in slices of SIGNAL_WAKE_S seconds:
+    a pending signal is handled within one (``parallel.SIGNAL_WAKE_S``), and a process that died
+    without a result (killed, out of memory, a crash in LightGBM's C++) is an error within
+    DEAD_GRACE_S seconds, not after ``timeout_s``."""
     import queue as queue_mod
 
     dead_since: dict[int, float] = {}
     while True:
         try:
-            return queue.get(timeout=max(0.0, min(WAKE_S, deadline - time.monotonic())))
+            return queue.get(timeout=max(0.0, min(SIGNAL_WAKE_S, deadline - time.monotonic())))
         except queue_mod.Empty:
             pass
         now = time.monotonic()

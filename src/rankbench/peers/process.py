@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from numbers import Real
 from pathlib import Path
 
+from rankbench.parallel import SIGNAL_WAKE_S
+
 # A peer's time limit when none is given (the solver configs keep ``timeout_s: null``, which
 # means this, so changing it changes no run id): generous against the papers' runs (SVM-light
 # on OHSUMED at C = 1e-2 takes minutes; the chapelle2010 configs allow 7200 s), finite so a
@@ -30,11 +32,6 @@ from pathlib import Path
 DEFAULT_TIMEOUT_S = 4 * 3600.0
 
 _running: set[int] = set()  # process groups (= their leader's pid) of the peers running now
-
-# The wait for a peer wakes this often: a signal the kernel hands to another thread of ours (numba's
-# workers, any library's) only sets Python's flag, and the main thread blocked in select() on the
-# peer's pipes would run the handler (KeyboardInterrupt, SIGTERM's) only when the peer ends
-_WAKE_S = 0.2
 
 
 def resolve_timeout(timeout_s: float | None, owner: str) -> float:
@@ -89,14 +86,14 @@ def run_peer(cmd: list[str], timeout_s: float) -> tuple[str, str, float]:
 
 def _communicate(proc: subprocess.Popen, deadline: float) -> tuple[str, str]:
     """``proc.communicate()`` until ``deadline`` (``time.perf_counter``; TimeoutExpired after
-    it), in slices of _WAKE_S seconds so that a pending signal is handled within one (a
+    it), in slices of SIGNAL_WAKE_S seconds so that a pending signal is handled within one (a
     communicate that timed out can be called again: the output read so far is kept)."""
     while True:
         left = deadline - time.perf_counter()
         try:
-            return proc.communicate(timeout=max(0.0, min(_WAKE_S, left)))
+            return proc.communicate(timeout=max(0.0, min(SIGNAL_WAKE_S, left)))
         except subprocess.TimeoutExpired:
-            if left <= _WAKE_S:
+            if left <= SIGNAL_WAKE_S:
                 raise
 
 
