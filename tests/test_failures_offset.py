@@ -244,3 +244,64 @@ def test_what_float64_cannot_represent_is_refused_or_named():
     msg = str(caught[0].message)
     assert not m.converged_ and "float64 resolves" in msg and "pass tol >= 1e-15" in msg
     assert "raise max_iter" not in msg
+
+
+def _references_by_numpy(X, ptr, ratio=16.0):
+    """(ref_ptr, cols, vals) of ``offset_references`` by the definition: per query of two or more
+    documents, the columns whose values share one sign with min |x| >= ratio * (max - min)."""
+    from rankbench.objective.centring import _centred
+
+    counts, cols, vals = [], [], []
+    for q in range(ptr.shape[0] - 1):
+        a, e = int(ptr[q]), int(ptr[q + 1])
+        c = 0
+        if e - a >= 2:
+            for j in range(X.shape[1]):
+                if _centred(float(X[a:e, j].min()), float(X[a:e, j].max()), ratio):
+                    cols.append(j)
+                    vals.append(X[a, j])
+                    c += 1
+        counts.append(c)
+    return np.concatenate([[0], np.cumsum(counts)]), np.array(cols, dtype=np.int64), np.array(vals)
+
+
+@pytest.mark.parametrize("n_blocks", [1, 3, 8])
+@pytest.mark.parametrize("seed", range(4))
+def test_references_equal_their_definition_when_a_column_fails_late(seed, n_blocks):
+    """The dense pass stops reading a query once no column can qualify (after rows 1, 2, 4 and
+    every 8th): columns that fail only at the query's last row, at a row between two checks, by a
+    sign change, a zero or a growing spread, and queries where one column keeps qualifying to the
+    end, against the definition computed by numpy."""
+    from rankbench.objective.centring import offset_references
+    from rankbench.objective.products import query_blocks
+
+    rng = np.random.default_rng(seed)
+    sizes = rng.choice([1, 2, 3, 5, 8, 9, 16, 17, 33, 70], size=40)
+    ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n, d = int(ptr[-1]), 5
+    X = rng.integers(-2048, 2049, size=(n, d)) / 1024.0  # ordinary columns: never centred
+    for q in range(40):
+        a, e = int(ptr[q]), int(ptr[q + 1])
+        m = e - a
+        X[a:e, 0] = 1e6 + rng.integers(0, 100, m)  # qualifies (spread < 1e6 / 16)
+        X[a:e, 1] = -1e6 - rng.integers(0, 100, m)  # qualifies, negative
+        X[a:e, 2] = 1e6 + rng.integers(0, 100, m)
+        X[a:e, 3] = 5e5 + rng.integers(0, 100, m)
+        fail_at = a + int(rng.integers(0, m))  # the row that spoils columns 2 and 3 (or none)
+        if rng.random() < 0.7:
+            X[fail_at, 2] = rng.choice([0.0, -1.0, 3e6])  # a zero, a sign change, a wide spread
+            X[fail_at, 3] = 0.0
+        if rng.random() < 0.5:  # often the qualifying columns fail too: then nothing is centred
+            X[e - 1, 0] = 0.0
+            X[e - 1, 1] = 1.0
+    want = _references_by_numpy(X, ptr)
+    got = offset_references(X, ptr, query_blocks(ptr, n_blocks))
+    if want[1].size == 0:
+        assert got is None
+        return
+    for g, w in zip(got, want, strict=True):
+        assert np.array_equal(g, w)
+    # the CSR pass (no early stop) agrees
+    got_csr = offset_references(sp.csr_matrix(X), ptr, query_blocks(ptr, n_blocks))
+    for g, w in zip(got_csr, want, strict=True):
+        assert np.array_equal(g, w)
