@@ -164,3 +164,49 @@ def test_bench_fun_grad_call_evaluates_every_time(monkeypatch):
         fc, _ = call()
         assert fc == pytest.approx(f, rel=1e-12)
     assert len(calls) == 4 and not any(np.array_equal(x, w) for x in calls)
+
+
+def test_a_fit_reads_X_for_its_checks_once_and_gets_the_same_bits(monkeypatch):
+    """``RankSVM.fit`` checks X in ``RankingData.from_arrays``; the oracle takes that check's
+    stats (``RankingData.checked_stats``) instead of reading X again.  Same coefficients, to the
+    bit, as a fit whose oracle reads X itself."""
+    import rankbench.data.ranking_data as rd
+    from rankbench import RankSVM
+    from rankbench.data import RankingData
+
+    X, y, ptr = _problem(seed=3)
+    qid = np.repeat(np.arange(ptr.shape[0] - 1), np.diff(ptr))
+    reads = []
+    kernel = rd._dense_stats
+
+    def counted(a):
+        if a.shape == X.shape:  # not the warm-up's toy problems
+            reads.append(a.shape)
+        return kernel(a)
+
+    monkeypatch.setattr(rd, "_dense_stats", counted)
+    shared = RankSVM(C=0.1, solver="tron_tree").fit(X, y, qid=qid)
+    assert len(reads) == 1
+    monkeypatch.setattr(RankingData, "checked_stats", lambda self, X: None)
+    own = RankSVM(C=0.1, solver="tron_tree").fit(X, y, qid=qid)
+    assert len(reads) == 3  # the check, then the oracle's own read
+    assert np.array_equal(shared.coef_, own.coef_)
+
+
+def test_checked_stats_belong_to_the_array_checked_only():
+    from dataclasses import replace
+
+    from rankbench.data import RankingData
+
+    X, y, ptr = _problem(seed=4)
+    qid = np.repeat(np.arange(ptr.shape[0] - 1), np.diff(ptr))
+    data = RankingData.from_arrays(X, y, qid)
+    st = data.checked_stats(data.X)
+    assert st is not None and st.max_abs == np.abs(X).max()
+    np.testing.assert_allclose(st.col_sq_norms, (X * X).sum(axis=0), rtol=1e-12)
+    assert data.checked_stats(X.copy()) is None  # another array
+    assert replace(data, X=X.copy()).checked_stats(data.X) is None  # not carried by replace
+    assert replace(data, X=X.copy()).checked_stats(X) is None
+    mixed = RankingData.from_arrays(X, y, np.random.default_rng(0).permutation(qid))  # interleaved
+    assert mixed.meta["order"] is not None and mixed.checked_stats(mixed.X) is None
+    assert data.subset_queries(np.arange(3)).checked_stats(data.X) is None

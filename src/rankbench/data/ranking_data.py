@@ -58,6 +58,13 @@ class RankingData:
     def n_queries(self) -> int:
         return int(self.query_ptr.shape[0] - 1)
 
+    def checked_stats(self, X: ArrayOrCSR) -> FeatureStats | None:
+        """The FeatureStats of ``from_arrays``' check of this data's X when ``X`` is that very
+        array (a pair oracle built on it then skips its own read of X); else None: data built
+        otherwise, a gathered or permuted X, or another matrix (a kernel map's)."""
+        checked = getattr(self, "_checked", None)
+        return checked[1] if checked is not None and checked[0] is X else None
+
     @property
     def is_sparse(self) -> bool:
         return sp.issparse(self.X)
@@ -172,7 +179,7 @@ class RankingData:
         NaN, fractional or out-of-int64 float query id, empty input, a document id that is
         empty or holds whitespace.
         """
-        X, y, qid = check_ranking_arrays(X, y, qid, copy=copy, max_label=max_label)
+        X, y, qid, stats = _check_ranking_arrays(X, y, qid, copy=copy, max_label=max_label)
         n = X.shape[0]
         if docids is not None:
             docids = check_docids(docids, n)
@@ -198,8 +205,11 @@ class RankingData:
             meta["order"] = order
         else:
             meta.setdefault("order", None)
-        return cls(X=X, y=y, qid=qid, query_ptr=ptr, name=name, source=source,
+        data = cls(X=X, y=y, qid=qid, query_ptr=ptr, name=name, source=source,
                    synthetic=synthetic, meta=meta, docids=docids, lines=lines)
+        if order is None:  # X is the array checked (not a field: ``replace(data, X=...)`` drops it)
+            object.__setattr__(data, "_checked", (X, stats))
+        return data
 
 
 def check_ranking_arrays(X: Any, y: Any, qid: Any = None, *, copy: bool = False,
@@ -211,7 +221,14 @@ def check_ranking_arrays(X: Any, y: Any, qid: Any = None, *, copy: bool = False,
     ``copy``), y int64 labels at most ``max_label``, qid by ``check_qid`` (``None``: zeros,
     one query).  Every estimator's ``fit`` validates its input here.
     """
-    X = check_feature_matrix(X, copy=copy)
+    return _check_ranking_arrays(X, y, qid, copy=copy, max_label=max_label)[:3]
+
+
+def _check_ranking_arrays(X: Any, y: Any, qid: Any = None, *, copy: bool = False,
+                          max_label: int | None = MAX_LABEL
+                          ) -> tuple[ArrayOrCSR, np.ndarray, np.ndarray, FeatureStats]:
+    """``check_ranking_arrays`` and the FeatureStats of its read of X."""
+    X, stats = check_feature_matrix_stats(X, copy=copy)
     n = X.shape[0]
     if n == 0:
         raise ValueError("empty input: X has no rows")
@@ -224,7 +241,7 @@ def check_ranking_arrays(X: Any, y: Any, qid: Any = None, *, copy: bool = False,
             "a few thousand): a typo, or scores used as labels? Map them to levels first, e.g. "
             "np.unique(y, return_inverse=True)[1]")
     qid = np.zeros(n, dtype=np.int64) if qid is None else check_qid(qid, n)
-    return X, y, qid
+    return X, y, qid, stats
 
 
 def check_qid(qid: Any, n: int, what: str = "row of X") -> np.ndarray:
@@ -288,8 +305,12 @@ def check_feature_matrix(X: Any, n_features: int | None = None, *, copy: bool = 
 
 
 def check_feature_matrix_stats(X: Any, n_features: int | None = None, *, copy: bool = False,
-                               owner: str | None = None) -> tuple[ArrayOrCSR, FeatureStats]:
-    """``check_feature_matrix`` and the FeatureStats of the same read of X."""
+                               owner: str | None = None, known: FeatureStats | None = None
+                               ) -> tuple[ArrayOrCSR, FeatureStats]:
+    """``check_feature_matrix`` and the FeatureStats of the same read of X.  ``known``: the
+    FeatureStats of an earlier check of this very X (``RankingData.checked_stats``); when X
+    needs no conversion they are taken, and X is not read again."""
+    given = X
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=copy)
         X.sum_duplicates()
@@ -298,7 +319,7 @@ def check_feature_matrix_stats(X: Any, n_features: int | None = None, *, copy: b
         X = np.array(X, dtype=np.float64, copy=copy or None, order="C")
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (documents x features), got {X.ndim}-D")
-    stats = _check_finite_X(X)
+    stats = known if known is not None and X is given else _check_finite_X(X)
     if n_features is not None and X.shape[1] != n_features:
         if owner is not None:
             raise ValueError(f"X has {X.shape[1]} features, but {owner} is expecting {n_features} "

@@ -213,8 +213,10 @@ class RankSVM(RankerMixin, EstimatorBase):
             Xt = self.kernel_map_.transform(Xt)
         if self.n_shards is None:
             levels = None if shared is None else shared.get("levels")
+            # the stats of from_arrays' check when Xt is the array it checked: one read less
             oracle = oracle_cls(Xt, data.y, data.query_ptr, C=self.C, loss=self.loss,
-                                rescaling=self.rescaling, delta=self.delta, levels=levels)
+                                rescaling=self.rescaling, delta=self.delta, levels=levels,
+                                x_stats=data.checked_stats(Xt))
             if shared is not None:
                 shared["levels"] = oracle.levels
         else:

@@ -40,9 +40,11 @@ def check_problem(X, y, query_ptr) -> tuple[object, np.ndarray, np.ndarray]:
     return check_problem_stats(X, y, query_ptr)[:3]
 
 
-def check_problem_stats(X, y, query_ptr) -> tuple[object, np.ndarray, np.ndarray, FeatureStats]:
-    """``check_problem`` and the FeatureStats of its read of X (max |x|, column norms)."""
-    X, stats = check_feature_matrix_stats(X)
+def check_problem_stats(X, y, query_ptr, known: FeatureStats | None = None
+                        ) -> tuple[object, np.ndarray, np.ndarray, FeatureStats]:
+    """``check_problem`` and the FeatureStats of its read of X (max |x|, column norms); with
+    ``known`` (an earlier check's stats of this very X) X is not read again."""
+    X, stats = check_feature_matrix_stats(X, known=known)
     n = X.shape[0]
     y = check_labels(y, n)
     if query_ptr is None:
@@ -114,8 +116,8 @@ class PairOracle:
 
     def __init__(self, X, y, query_ptr=None, C: float = 1.0, loss: str | PairLoss = "squared_hinge",
                  rescaling: str | None = None, delta="gain_difference",
-                 levels: QueryLevels | None = None):
-        self.X, self.y, self.query_ptr, stats = check_problem_stats(X, y, query_ptr)
+                 levels: QueryLevels | None = None, x_stats: FeatureStats | None = None):
+        self.X, self.y, self.query_ptr, stats = check_problem_stats(X, y, query_ptr, x_stats)
         # from the same read of X as the check: the overflow check's max |x| (readiness.py) and
         # the dense column norms that decide CG's preconditioner (optim/accuracy.py)
         self.max_abs_x = stats.max_abs

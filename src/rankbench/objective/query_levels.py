@@ -63,7 +63,14 @@ class QueryLevels:
                    bucket_offsets=offsets, bucket_grank=bucket_grank)
 
     def n_pairs(self) -> int:
-        """Number of preference pairs |P| = sum_q (n_q^2 - sum_r n_qr^2) / 2; O(n)."""
+        """Number of preference pairs |P| = sum_q (n_q^2 - sum_r n_qr^2) / 2; O(n) once, then
+        kept (the levels are immutable; a fit asks several times)."""
+        kept = self.__dict__.get("_n_pairs")
+        if kept is None:
+            kept = self.__dict__["_n_pairs"] = self._count_pairs()
+        return kept
+
+    def _count_pairs(self) -> int:
         sizes = np.diff(self.query_ptr).astype(np.int64)
         counts = np.diff(np.append(self.bucket_bounds, self.n_docs)).astype(np.int64)
         counts[self.bucket_offsets[1:] - 1] = 0

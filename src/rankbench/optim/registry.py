@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from rankbench.plugins import Registry
 
@@ -50,8 +51,13 @@ class Optimizer:
     default_loss: str = "squared_hinge"
     losses: frozenset[str] | None = None  # the only losses it takes (None: any the oracle gives)
 
+    @cached_property
+    def _signature(self) -> inspect.Signature:
+        """The function's signature, read once (a fit asks for defaults and parameters)."""
+        return inspect.signature(self.function)
+
     def _default(self, key: str):
-        p = inspect.signature(self.function).parameters.get(key)
+        p = self._signature.parameters.get(key)
         return None if p is None else p.default
 
     @property
@@ -67,13 +73,13 @@ class Optimizer:
     @property
     def parameters(self) -> frozenset[str]:
         """Keyword parameters the function accepts."""
-        return frozenset(inspect.signature(self.function).parameters)
+        return frozenset(self._signature.parameters)
 
     @property
     def options(self) -> dict[str, object]:
         """Its tuning options (``RankSVM(solver_options=...)``), with their defaults: the
         function's keyword parameters beyond ``STANDARD_PARAMETERS``."""
-        return {k: p.default for k, p in inspect.signature(self.function).parameters.items()
+        return {k: p.default for k, p in self._signature.parameters.items()
                 if k not in STANDARD_PARAMETERS}
 
 
