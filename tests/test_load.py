@@ -490,3 +490,25 @@ def test_a_pair_whose_worker_hangs_is_killed_and_reported(monkeypatch):
     with pytest.raises(RuntimeError, match="load worker failed"):
         bench_load._run_pair(True, 0, None, timeout=1.0)
     assert time.perf_counter() - t < 60
+
+
+def test_repeats_fill_a_time_budget_within_bounds():
+    """``_repeats``: quick fits get more repeats (their ratio is a median of per-repeat ratios),
+    up to 31 on the LETOR sets and 7 on the larger problems; never fewer than 7 / 3; 2 for a
+    fit of seconds; the tests' quick problems keep the lower bound."""
+    from types import SimpleNamespace
+
+    from rankbench.bench import load as bench_load
+
+    small, large = SimpleNamespace(shape=(9_630, 46)), SimpleNamespace(shape=(480_092, 46))
+    budget = bench_load.REPEAT_BUDGET_S
+    assert bench_load._repeats(small, 0.015) == 31  # 1 s / 15 ms = 67, capped
+    assert bench_load._repeats(small, budget["small"] / 10) == 10
+    assert bench_load._repeats(small, 0.5) == 7
+    assert bench_load._repeats(small, 0.0) == 31
+    assert bench_load._repeats(large, 0.3) == 7
+    assert bench_load._repeats(large, budget["large"] / 4) == 4
+    assert bench_load._repeats(large, 1.9) == 3
+    assert bench_load._repeats(large, 2.5) == bench_load._repeats(small, 2.5) == 2
+    assert bench_load._repeats(small, 0.015, quick=True) == 7
+    assert bench_load._repeats(large, 0.3, quick=True) == 3

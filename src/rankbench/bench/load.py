@@ -12,8 +12,9 @@ its defaults and again with ``n_jobs=1``, and one with ``NUMBA_NUM_THREADS=1`` (
 reference).  The parent asks them for one fit at a time, the default fit, its ``n_jobs=1``
 variant and the reference back to back (reversed every other repeat), so a fit and its reference
 see the same moment of the machine; the other worker waits on its pipe meanwhile.  Each time is
-the minimum over ``rounds`` (default 1) and repeats (7 on the LETOR sets, 3 on the larger
-problems, 2 for a fit of seconds; a warm-up fit first, numba compilation excluded); a target's
+the minimum over ``rounds`` (default 1) and repeats (``_repeats``: 7 to 31 on the LETOR sets, 3
+to 7 on the larger problems by the fit's time, 2 for a fit of seconds; a warm-up fit first,
+numba compilation excluded); a target's
 ratio is the median of the ratios of a fit and its reference in the same repeat (``_target``),
 LIBLINEAR's fits being timed in the repeats of the fits they are compared with.
 Problems: OHSUMED and MQ2008 QueryLevelNorm Fold1 train (when ``RANKBENCH_DATA`` has them) and
@@ -169,10 +170,27 @@ def _warm(fit, make, variants, X, y, qid) -> float:
     return seconds
 
 
-def _repeats(X, warm_seconds: float) -> int:
-    """7 on the LETOR sets, 3 on the larger problems, 2 for a fit of seconds (the 480k problem's
-    sgd_queries, LambdaMART, LIBLINEAR)."""
-    return 2 if warm_seconds > 2.0 else 3 if X.shape[0] > 100_000 else 7
+# seconds of fitting per variant that set the repeats of a quick fit (``_repeats``)
+REPEAT_BUDGET_S = {"small": 1.0, "large": 3.0}
+
+
+def _repeats(X, warm_seconds: float, quick: bool = False) -> int:
+    """As many repeats as fit in ``REPEAT_BUDGET_S`` seconds per variant, within bounds: on the
+    LETOR sets 7 to 31 (a 15 ms fit: 31), on the larger problems 3 to 7, and 2 for a fit of
+    seconds (the 480k problem's sgd_queries, LambdaMART, LIBLINEAR).  A row's ratio is a median
+    of per-repeat ratios, and this VM runs a fit at its own speed or 1.5-2x slower for seconds
+    at a time: the same one-thread tron_tree fit in two processes (``n_jobs=1`` against
+    ``NUMBA_NUM_THREADS=1``), paired over 7 repeats, read 0.91, 0.92 and 1.43 on idle OHSUMED in
+    three runs; on MQ2008 over 40 repeats, six fresh pairs of processes read 0.94 to 1.01.
+    ``quick`` (the tests' problems): the lower bound."""
+    if warm_seconds > 2.0:
+        return 2
+    large = X.shape[0] > 100_000
+    lo, hi = (3, 7) if large else (7, 31)
+    if quick:
+        return lo
+    budget = REPEAT_BUDGET_S["large" if large else "small"]
+    return int(min(hi, max(lo, np.ceil(budget / max(warm_seconds, 1e-6)))))
 
 
 def _time_once(make, label, n, X, y, qid) -> dict:
@@ -218,7 +236,7 @@ def worker(quick: bool, with_n_jobs: bool, equal: dict | None = None,
         out[name] = {}
         for fit, make, variants in _plan(name, X, y, qid, C, not with_n_jobs, equal):
             times: dict = {}
-            for _ in range(_repeats(X, _warm(fit, make, variants, X, y, qid))):
+            for _ in range(_repeats(X, _warm(fit, make, variants, X, y, qid), quick)):
                 for label, n in variants:
                     _merge_times(times, _time_once(make, label, n, X, y, qid))
             out[name][fit] = times
@@ -257,7 +275,7 @@ def serve(quick: bool, with_n_jobs: bool, equal: dict | None, problem: int, stdi
         make, variants = plan[req["fit"]]
         if req["op"] == "warm":
             reply({"repeats": _repeats(X, _warm(req["fit"], make, list(variants.items()), X, y,
-                                                 qid))})
+                                                 qid), quick)})
         else:
             reply(_time_once(make, req["label"], variants[req["label"]], X, y, qid))
 
