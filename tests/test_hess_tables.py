@@ -13,6 +13,7 @@ from rankbench.objective import make_oracle
 from rankbench.objective.sweeps import (
     FW_LANES,
     TABLE_LEVELS,
+    _prefix_tables,
     _table_hess_sorted,
     _tree_fun_sorted,
     _tree_hess_sorted,
@@ -49,6 +50,28 @@ def test_table_sweep_equals_the_fenwick_sweep(k, m, ties):
                                  + ds[(rs < rs[p]) & (zs > zs[p] - m)].sum()) for p in range(n)])
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(got, brute, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", range(2, TABLE_LEVELS + 1))
+def test_prefix_tables_equal_the_row_recurrence_bit_for_bit(k):
+    """``_prefix_tables`` keeps each column's running sum in a register; the tables must be the
+    recurrence A[t + 1, l] = A[t, l] + (d_t if r_t > l else 0), B[t, l] = B[t + 1, l] + (d_t if
+    r_t < l else 0) to the bit (Python floats: the same IEEE additions in the same order)."""
+    rng = np.random.default_rng(k)
+    for n in (1, 2, 9, 257):
+        rs = rng.integers(0, k, size=n).astype(np.int64)
+        ds = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, size=n)
+        A, B = np.full((n + 1) * k, np.nan), np.full((n + 1) * k, np.nan)
+        _prefix_tables(n, k, rs, ds, A, B)
+        wa, wb = [[0.0] * k for _ in range(n + 1)], [[0.0] * k for _ in range(n + 1)]
+        for t in range(n):
+            for lv in range(k):
+                wa[t + 1][lv] = wa[t][lv] + (float(ds[t]) if rs[t] > lv else 0.0)
+        for t in range(n - 1, -1, -1):
+            for lv in range(k):
+                wb[t][lv] = wb[t + 1][lv] + (float(ds[t]) if rs[t] < lv else 0.0)
+        assert np.array_equal(A, np.array(wa).ravel())
+        assert np.array_equal(B, np.array(wb).ravel())
 
 
 def _problem(n_queries, k, sparse, seed):
