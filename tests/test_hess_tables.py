@@ -129,3 +129,23 @@ def test_a_copys_fun_leaves_the_originals_pointers(n_queries):
     probe.fun(w2)
     assert probe._ptrs is not o._ptrs
     np.testing.assert_array_equal(o.hess_vec(v), want)
+
+
+@pytest.mark.parametrize("k", [1, 3, TABLE_LEVELS + 2])
+@pytest.mark.parametrize("loss", ["squared_hinge", "huber"])  # huber: two squared pieces, generic
+def test_tree_hv_finished_in_the_sweep_equals_the_generic_epilogue_bit_for_bit(k, loss):
+    """``TreeOracle._hess_z``: a loss of one squared piece has ``tree_hess`` write
+    2 (diag d - gamma) over d itself; it must equal ``SweepOracle._hess_z`` (gamma zeroed, the
+    piece added by scatter, then three numpy passes) to the bit, with one-level queries (k = 1:
+    their documents have no pair), the tables and the Fenwick sweep (k > TABLE_LEVELS)."""
+    from rankbench.objective.sweep_oracle import SweepOracle
+
+    X, y, ptr, rng = _problem(40, k, False, seed=7)
+    o = make_oracle("tree", X, y, ptr, C=0.3, loss=loss)
+    w = rng.standard_normal(X.shape[1]) * 0.3
+    o.fun(w)
+    d = X @ rng.standard_normal(X.shape[1])
+    got = o._hess_z(d.copy())
+    want = SweepOracle._hess_z(o, d.copy())
+    assert np.array_equal(got, want)
+    assert np.abs(got).max() > 0

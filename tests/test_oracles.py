@@ -332,9 +332,10 @@ def test_a_smooth_loss_without_approximation_is_refused_by_counting_and_tree():
 
 def test_state_nbytes_counts_every_kept_buffer_once():
     """``state_nbytes`` after fun and Hv of one 40,000-document query (past WORK_MIN_DOCS): the
-    sweep oracles keep X w, dL/dz, the curvature, X v, gamma (``_vecs``, the first three also
-    named by the state attributes: counted once), the order, the pointers and the tree's work
-    arrays (4 n-vectors and two (n + 1) x 2 tables), besides the label ranks."""
+    sweep oracles keep X w, dL/dz, the curvature, X v (``_vecs``, the first three also named by
+    the state attributes: counted once; the tree's Hv of the squared hinge finishes H_L d in
+    place, without a gamma vector), the order, the pointers and the tree's work arrays
+    (4 n-vectors and two (n + 1) x 2 tables), besides the label ranks."""
     from rankbench.objective.tree import WORK_MIN_DOCS
 
     n = 40_000
@@ -346,6 +347,6 @@ def test_state_nbytes_counts_every_kept_buffer_once():
     before = o.state_nbytes()
     o.fun(np.ones(3))
     o.hess_vec(np.ones(3))
-    # 5 float vectors, the int64 order, int32 pointers pa and pd (one row), the work arrays
-    added = 5 * 8 * n + 8 * n + 2 * 4 * n + (4 * 8 * n + 2 * 8 * 2 * (n + 1))
+    # 4 float vectors, the int64 order, int32 pointers pa and pd (one row), the work arrays
+    added = 4 * 8 * n + 8 * n + 2 * 4 * n + (4 * 8 * n + 2 * 8 * 2 * (n + 1))
     assert o.state_nbytes() - before == added

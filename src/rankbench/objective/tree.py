@@ -56,6 +56,7 @@ MIN_CHUNKS = 32
 # (``TreeOracle._work``): a fresh array of 2**15 floats (256 KB) is above glibc's mmap threshold,
 # and the pages of a fresh mapping fault on first touch in every call
 WORK_MIN_DOCS = 1 << 15
+_NO_DIAG = np.empty(0)  # tree_hess's diag when it only adds into gamma
 # and so does a problem of at most this many documents: there the calls are short and the chunks
 # small (OHSUMED Fold1: 63 chunks of one query), and making each chunk's seven scratch arrays
 # cost tree_hess, on one thread, a fifth to a third of its time (OHSUMED: min 298 -> 195 us;
@@ -126,14 +127,18 @@ def _query_hess(a, n, k, m, c, pa, pd, zs, rs, ds, gams, fs, A, B):
 
 
 @njit(cache=True, parallel=True)
-def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma, pa, pd, work, ta, tb):
+def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma, pa, pd, work, ta, tb, diag):
     """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece,
     at the order and pointers (pa, pd) of the last ``tree_fun`` at margin m; O(n k) by prefix
     tables (at most TABLE_LEVELS levels), else O(n log k); queries in parallel chunks, swept over
     score-ordered copies; ``work``, ``ta``, ``tb``: the oracle's scratch (``sweeps.sweep_work``,
-    ``sweeps.table_work``) or empty arrays."""
+    ``sweeps.table_work``) or empty arrays.  ``diag`` non-empty (the loss's only squared piece):
+    gamma is not touched, and d becomes H_L d = 2 (diag d - gamma) in place, each document's
+    value the expression ``SweepOracle._hess_z`` evaluates over zeroed gamma, in its order (the
+    same bits), without gamma's clearing, scatter and three passes over n in numpy."""
     nq = query_ptr.shape[0] - 1
     cs = _chunk_size(nq)
+    finish = diag.shape[0] > 0
     for ch in prange((nq + cs - 1) // cs):
         q0 = ch * cs
         q1 = min(nq, q0 + cs)
@@ -142,14 +147,22 @@ def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma, pa, pd, work
         fs = np.empty(_max_levels(n_levels[q0:q1]) + 1)
         for q in range(q0, q1):
             k = n_levels[q]
-            if k < 2:
-                continue
             a = query_ptr[q]
             n = query_ptr[q + 1] - a
+            if k < 2:
+                if finish:  # no pair: gamma stays 0
+                    for i in range(a, a + n):
+                        d[i] = (diag[i] * d[i] - 0.0) * 2.0
+                continue
             gather_directions(order, a, n, d, ds, gams)
             _gather_hess_inputs(order, a, n, k, qrank, z, zs, rs)
             _query_hess(a, n, k, m, c, pa, pd, zs, rs, ds, gams, fs, A, B)
-            scatter_add(order, a, n, gams, gamma)
+            if finish:
+                for t in range(n):
+                    i = order[a + t]
+                    d[i] = (diag[i] * ds[t] - (0.0 + gams[t])) * 2.0
+            else:
+                scatter_add(order, a, n, gams, gamma)
 
 
 @njit(cache=True)
@@ -353,7 +366,21 @@ class TreeOracle(SweepOracle):
         pa, pd = self._pointers()
         r = self._offs.index(off)
         tree_hess(self._order, lv.query_ptr, lv.qrank, lv.n_levels, self._z, self._m + off,
-                  weight * self._c, d, gamma, pa[r], pd[r], *self._work())
+                  weight * self._c, d, gamma, pa[r], pd[r], *self._work(), _NO_DIAG)
+
+    def _hess_z(self, d):
+        """H_L d over d; a loss of one squared piece (the squared hinge) in one ``tree_hess``
+        call that finishes the product itself (its ``diag`` argument)."""
+        squared = [(off, weight) for off, weight, power in self._pieces() if power == 2]
+        if len(squared) != 1:
+            return super()._hess_z(d)
+        (off, weight), = squared
+        lv = self.levels
+        pa, pd = self._pointers()
+        r = self._offs.index(off)
+        tree_hess(self._order, lv.query_ptr, lv.qrank, lv.n_levels, self._z, self._m + off,
+                  weight * self._c, d, _NO_DIAG, pa[r], pd[r], *self._work(), self._diag)
+        return d
 
     def _fused_fun_extra(self):
         return (self._m, self._c, self._prow, *self._pointers())
