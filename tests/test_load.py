@@ -441,9 +441,10 @@ def test_a_real_pair_of_serving_workers(monkeypatch, tmp_path):
         w.close()
 
 
-def test_warm_up_takes_two_rounds_on_large_problems_only():
-    """``_warm``: one untimed fit per variant, two on a problem of over 100k documents (unless a
-    fit takes seconds); a LIBLINEAR fit is not run."""
+def test_warm_up_takes_two_rounds_unless_a_fit_takes_seconds(monkeypatch):
+    """``_warm``: two untimed fits per variant when a fit takes under 2 s (the first loads the
+    kernels; the second's time sets the repeats), one for a fit of seconds; a LIBLINEAR fit is
+    not run."""
     from types import SimpleNamespace
 
     from rankbench.bench import load as bench_load
@@ -461,10 +462,19 @@ def test_warm_up_takes_two_rounds_on_large_problems_only():
     variants = [("default", None), ("n_jobs=1", 1)]
     small, large = SimpleNamespace(shape=(50_000, 46)), SimpleNamespace(shape=(480_000, 46))
     bench_load._warm("tron_tree", Est, variants, small, None, None)
-    assert fits == [None, 1]
+    assert fits == [None, 1, None, 1]
     fits.clear()
     bench_load._warm("tron_tree", Est, variants, large, None, None)
     assert fits == [None, 1, None, 1]
+    fits.clear()
+    clock = iter([0.0, 3.0])  # a fit of 3 s: one round
+    monkeypatch.setattr(bench_load.time, "perf_counter", lambda: next(clock))
+    assert bench_load._warm("tron_tree", Est, variants[:1], small, None, None) == 3.0
+    assert fits == [None]
+    fits.clear()
+    clock = iter([0.0, 1.5, 10.0, 10.25])  # 1.5 s loading, then 0.25 s: the second round counts
+    assert bench_load._warm("tron_tree", Est, variants[:1], small, None, None) == 0.25
+    assert fits == [None, None]
     fits.clear()
     assert bench_load._warm("LIBLINEAR ranksvm", Est, variants[:1], large, None, None) == 10.0
     assert fits == []

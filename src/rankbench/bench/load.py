@@ -153,20 +153,24 @@ def _plan(name, X, y, qid, C, serial: bool, equal: dict | None) -> list:
 
 def _warm(fit, make, variants, X, y, qid) -> float:
     """Untimed fits of every variant (numba compiled, caches warm); the seconds per variant of
-    the first round.  Two rounds on the problems of over 100k documents when a fit takes under
-    2 s: there the second and third fits of a fresh process were often slower than the later
-    ones (480k x 46 tron_tree: 357-394 against 264-348 ms), and the timing takes 3 repeats only.
-    A LIBLINEAR fit is a program of its own (nothing to compile): not run, and 0 on the LETOR
-    sets, a fit of seconds on the larger problems."""
+    the last round, which set the repeats (``_repeats``).  Two rounds when a fit takes under
+    2 s: the first fit of a fresh process loads its kernels (a 15 ms MQ2008 fit took over
+    0.1 s, and got the 7 repeats of a slow fit), and on the problems of over 100k documents the
+    second and third fits of a fresh process were often slower than the later ones (480k x 46
+    tron_tree: 357-394 against 264-348 ms).  A LIBLINEAR fit is a program of its own (nothing
+    to compile): not run, and 0 on the LETOR sets, a fit of seconds on the larger problems."""
     if fit.startswith(LIBLINEAR):
         return 10.0 if X.shape[0] > 100_000 else 0.0
-    t = time.perf_counter()
-    for _label, n in variants:
-        make(n).fit(X, y, qid=qid)
-    seconds = (time.perf_counter() - t) / len(variants)
-    if X.shape[0] > 100_000 and seconds < 2.0:
+
+    def one_round() -> float:
+        t = time.perf_counter()
         for _label, n in variants:
             make(n).fit(X, y, qid=qid)
+        return (time.perf_counter() - t) / len(variants)
+
+    seconds = one_round()
+    if seconds < 2.0:
+        seconds = one_round()
     return seconds
 
 
