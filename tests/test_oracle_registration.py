@@ -107,3 +107,48 @@ def test_a_second_class_under_a_taken_name_is_refused(toy):
 
     with pytest.raises(ValueError, match="must be an identifier other than 'base'"):
         register_oracle(Nameless)
+
+
+def test_an_oracle_class_with_its_own_init_without_x_stats_still_fits():
+    """``RankSVM.fit`` hands the oracle the stats of ``from_arrays``' check (``x_stats=``) only
+    when the class's constructor takes them: a registered class written with the constructor
+    arguments of an older release keeps working, and reads X for its own check."""
+    from rankbench.estimators.ranksvm import _takes_x_stats
+    from rankbench.objective.tree import TreeOracle
+
+    seen = {}
+
+    class OldStyle(TreeOracle):
+        name = "old_style_tree"
+
+        def __init__(self, X, y, query_ptr=None, C=1.0, loss="squared_hinge", rescaling=None,
+                     delta="gain_difference", levels=None):
+            seen["init"] = True
+            super().__init__(X, y, query_ptr, C=C, loss=loss, rescaling=rescaling, delta=delta,
+                             levels=levels)
+
+    class WithKwargs(TreeOracle):
+        name = "kwargs_tree"
+
+        def __init__(self, X, y, query_ptr=None, **kw):
+            seen["x_stats"] = kw.get("x_stats")
+            super().__init__(X, y, query_ptr, **kw)
+
+    assert _takes_x_stats(TreeOracle) and _takes_x_stats(WithKwargs)
+    assert not _takes_x_stats(OldStyle)
+    register_oracle(OldStyle)
+    register_oracle(WithKwargs)
+    try:
+        X, y, qid = _data(3)
+        ref = RankSVM(C=0.5, solver="tron_tree", tol=1e-10).fit(X, y, qid)
+        old = RankSVM(C=0.5, solver="tron_old_style_tree", tol=1e-10).fit(X, y, qid)
+        kw = RankSVM(C=0.5, solver="tron_kwargs_tree", tol=1e-10).fit(X, y, qid)
+        assert seen["init"] and seen["x_stats"] is not None
+        assert np.array_equal(old.coef_, ref.coef_) and np.array_equal(kw.coef_, ref.coef_)
+    finally:
+        ORACLES.pop("old_style_tree", None)
+        ORACLES.pop("kwargs_tree", None)
+        from rankbench.objective import readiness
+
+        readiness._WARM.difference_update({(n, s) for n in ("old_style_tree", "kwargs_tree")
+                                           for s in (False, True)})

@@ -12,9 +12,9 @@ its defaults and again with ``n_jobs=1``, and one with ``NUMBA_NUM_THREADS=1`` (
 reference).  The parent asks them for one fit at a time, the default fit, its ``n_jobs=1``
 variant and the reference back to back (reversed every other repeat), so a fit and its reference
 see the same moment of the machine; the other worker waits on its pipe meanwhile.  Each time is
-the minimum over ``rounds`` (default 1) and repeats (``_repeats``: 7 to 31 on the LETOR sets, 3
-to 7 on the larger problems by the fit's time, 2 for a fit of seconds; a warm-up fit first,
-numba compilation excluded); a target's
+the minimum over ``rounds`` (default 1) and repeats (``_repeats``: 7 to 31 on problems of up to
+100k documents, 3 to 7 on the larger ones, by the fit's time; 2 for a fit of seconds; warm-up
+fits first, numba compilation excluded); a target's
 ratio is the median of the ratios of a fit and its reference in the same repeat (``_target``),
 LIBLINEAR's fits being timed in the repeats of the fits they are compared with.
 Problems: OHSUMED and MQ2008 QueryLevelNorm Fold1 train (when ``RANKBENCH_DATA`` has them) and
@@ -153,8 +153,8 @@ def _plan(name, X, y, qid, C, serial: bool, equal: dict | None) -> list:
 
 def _warm(fit, make, variants, X, y, qid) -> float:
     """Untimed fits of every variant (numba compiled, caches warm); the seconds per variant of
-    the last round, which set the repeats (``_repeats``).  Two rounds when a fit takes under
-    2 s: the first fit of a fresh process loads its kernels (a 15 ms MQ2008 fit took over
+    the last round, which set the repeats (``_repeats``).  Two rounds when the first round's
+    fits take under 2 s each: the first fit of a fresh process loads its kernels (a 15 ms MQ2008 fit took over
     0.1 s, and got the 7 repeats of a slow fit), and on the problems of over 100k documents the
     second and third fits of a fresh process were often slower than the later ones (480k x 46
     tron_tree: 357-394 against 264-348 ms).  A LIBLINEAR fit is a program of its own (nothing
@@ -179,8 +179,9 @@ REPEAT_BUDGET_S = {"small": 1.0, "large": 3.0}
 
 
 def _repeats(X, warm_seconds: float, quick: bool = False) -> int:
-    """As many repeats as fit in ``REPEAT_BUDGET_S`` seconds per variant, within bounds: on the
-    LETOR sets 7 to 31 (a 15 ms fit: 31), on the larger problems 3 to 7, and 2 for a fit of
+    """Enough repeats to fill ``REPEAT_BUDGET_S`` seconds per variant (rounded up), within
+    bounds: on problems of up to 100k documents (the LETOR sets, the 81k synthetic) 7 to 31 (a
+    15 ms fit: 31), on the larger problems 3 to 7, and 2 for a fit of
     seconds (the 480k problem's sgd_queries, LambdaMART, LIBLINEAR).  A row's ratio is a median
     of per-repeat ratios, and this VM runs a fit at its own speed or 1.5-2x slower for seconds
     at a time: the same one-thread tron_tree fit in two processes (``n_jobs=1`` against

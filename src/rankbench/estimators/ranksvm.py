@@ -214,9 +214,11 @@ class RankSVM(RankerMixin, EstimatorBase):
         if self.n_shards is None:
             levels = None if shared is None else shared.get("levels")
             # the stats of from_arrays' check when Xt is the array it checked: one read less
+            # (a registered oracle class with an __init__ of its own may not take them)
+            extra = {"x_stats": data.checked_stats(Xt)} if _takes_x_stats(oracle_cls) else {}
             oracle = oracle_cls(Xt, data.y, data.query_ptr, C=self.C, loss=self.loss,
                                 rescaling=self.rescaling, delta=self.delta, levels=levels,
-                                x_stats=data.checked_stats(Xt))
+                                **extra)
             if shared is not None:
                 shared["levels"] = oracle.levels
         else:
@@ -329,6 +331,14 @@ class RankSVMPath:
     def total_time(self) -> float:
         """Seconds of the whole path (numba compilation excluded)."""
         return float(self.fit_time.sum())
+
+
+@functools.lru_cache(maxsize=None)
+def _takes_x_stats(oracle_cls) -> bool:
+    """Whether the oracle class's constructor takes ``x_stats`` (PairOracle's does; a registered
+    class may write its own ``__init__`` without it, or with ``**kwargs``)."""
+    params = inspect.signature(oracle_cls.__init__).parameters
+    return "x_stats" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def check_Cs(Cs) -> np.ndarray:

@@ -243,9 +243,13 @@ def gather_ranks(order, a, n, qrank, rs):
         rs[t] = qrank[order[a + t]]
 
 
+# levels whose prefix-table columns ``_prefix_tables`` keeps in registers (s0..s7)
+REGISTER_LEVELS = 8
+
+
 @njit(cache=True, inline="always")
 def _prefix_tables(n, k, rs, ds, A, B):
-    """The two prefix tables of ``_table_hess_sorted`` for k <= 8 levels (TABLE_LEVELS), each
+    """The two prefix tables of ``_table_hess_sorted`` for 2 <= k <= REGISTER_LEVELS levels, each
     column's running sum kept in a register (s0..s7; the upper four only for k > 4).  Written as
     A[t + 1, l] = A[t, l] + ..., each row read back from memory to make the next, the tables
     were a store-to-load chain per document: a whole TRON fit on one thread 5-8 % slower
@@ -317,9 +321,9 @@ def _table_hess_sorted(n, k, rs, pa, pd, c, ds, gams, A, B):
     over positions from t on of rank below l ((n + 1) x k each, row-major in A, B).  Branch-free:
     the pointer loops' exit branch mispredicts about once a document (the tree sweeps' main
     cost); 2.6x faster than the Fenwick sweep (480k x 46, 3 levels, one thread)."""
-    if k <= 8:
+    if 2 <= k <= REGISTER_LEVELS:
         _prefix_tables(n, k, rs, ds, A, B)
-    else:  # beyond TABLE_LEVELS the oracles take the Fenwick sweep; kept correct for any k
+    else:  # the oracles call it for 2..TABLE_LEVELS levels only; kept correct for any k
         for lv in range(k):
             A[lv] = 0.0
             B[n * k + lv] = 0.0

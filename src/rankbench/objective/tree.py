@@ -372,8 +372,8 @@ class TreeOracle(SweepOracle):
         """H_L d over d; a loss of one squared piece (the squared hinge) in one ``tree_hess``
         call that finishes the product itself (its ``diag`` argument)."""
         squared = [(off, weight) for off, weight, power in self._pieces() if power == 2]
-        if len(squared) != 1:
-            return super()._hess_z(d)
+        if len(squared) != 1 or type(self)._hess_piece is not TreeOracle._hess_piece:
+            return super()._hess_z(d)  # several pieces, or a subclass's own piece sweep
         (off, weight), = squared
         lv = self.levels
         pa, pd = self._pointers()
