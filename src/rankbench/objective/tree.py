@@ -362,11 +362,15 @@ class TreeOracle(SweepOracle):
                         weight * self._c, power, gz, diag, pa[r], pd[r], self._work()[0])
 
     def _hess_piece(self, d, off, weight, gamma):
+        self._tree_hess(d, off, weight, gamma, _NO_DIAG)
+
+    def _tree_hess(self, d, off, weight, gamma, diag):
+        """``tree_hess`` of the piece at margin offset ``off`` at the state of the last fun."""
         lv = self.levels
         pa, pd = self._pointers()
         r = self._offs.index(off)
         tree_hess(self._order, lv.query_ptr, lv.qrank, lv.n_levels, self._z, self._m + off,
-                  weight * self._c, d, gamma, pa[r], pd[r], *self._work(), _NO_DIAG)
+                  weight * self._c, d, gamma, pa[r], pd[r], *self._work(), diag)
 
     def _hess_z(self, d):
         """H_L d over d; a loss of one squared piece (the squared hinge) in one ``tree_hess``
@@ -375,11 +379,7 @@ class TreeOracle(SweepOracle):
         if len(squared) != 1 or type(self)._hess_piece is not TreeOracle._hess_piece:
             return super()._hess_z(d)  # several pieces, or a subclass's own piece sweep
         (off, weight), = squared
-        lv = self.levels
-        pa, pd = self._pointers()
-        r = self._offs.index(off)
-        tree_hess(self._order, lv.query_ptr, lv.qrank, lv.n_levels, self._z, self._m + off,
-                  weight * self._c, d, _NO_DIAG, pa[r], pd[r], *self._work(), self._diag)
+        self._tree_hess(d, off, weight, _NO_DIAG, self._diag)
         return d
 
     def _fused_fun_extra(self):
