@@ -11,6 +11,8 @@ export RANKBENCH_DATA
 PEERS_SRC ?= $(shell [ -d ../shared/peers ] && cd ../shared/peers && pwd)
 export PEERS_SRC
 PYTEST_ARGS ?=
+# make test's pytest workers (pytest-xdist, whole files each): one per core, at most 4
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 4 ? n : 4 )))
 # Hydra launcher for make reproduce: basic (one job after another), joblib, ray_cluster, slurm ...
 LAUNCHER ?=
 # RERUN=1: train every run again (records replaced) instead of resuming from the store
@@ -31,8 +33,8 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## Create .venv and install rankbench with its dev extra
 
-test: $(STAMP) ## Install, then run the test suite (exit 5 "no tests" counts as failure)
-	$(PY) -m pytest $(PYTEST_ARGS)
+test: $(STAMP) ## Install, then run the test suite on TEST_WORKERS cores (exit 5 "no tests" counts as failure)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test-matrix: $(STAMP) ## The full solver-accuracy matrix (every LETOR Fold1 x C up to 2^20 x pairing; about 8 min)
 	$(PY) -m pytest -m matrix tests/test_solver_accuracy.py $(PYTEST_ARGS)

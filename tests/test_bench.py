@@ -45,6 +45,7 @@ def _git_status() -> str:
                           capture_output=True, text=True, check=True).stdout
 
 
+@pytest.mark.slow
 def test_a_bench_run_with_out_writes_only_there(tmp_path):
     """metrics and accuracy (tiny config) with --out: every file lands in that folder; the
     checkout's git status and the committed results/bench are as before."""

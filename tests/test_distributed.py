@@ -147,6 +147,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_fit_starts_and_stops_its_own_cluster():
     """Without ray.init, RankSVM(n_shards=) starts a local cluster and shuts it down after the fit;
     nothing imports Ray before (a fresh interpreter, before this module's cluster starts)."""

@@ -57,6 +57,7 @@ def codes():
     return table
 
 
+@pytest.mark.slow
 def test_run_codes(tmp_path, codes):
     base = _toy_conf(tmp_path / "conf")
     store = f"store={tmp_path / 'store'}"

@@ -59,6 +59,7 @@ def test_every_artefact_config_plans_and_names_a_paper_and_renderer(hydra, quick
         assert {s.experiment for s in plan.specs} == {plan.tag}
 
 
+@pytest.mark.slow
 def test_quick_variants_shrink_their_artefact(hydra):
     for name in experiment_names(quick=True):
         if not name.startswith("quick/"):
