@@ -28,13 +28,13 @@ $(STAMP): pyproject.toml
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
-	$(PY) -m rankbench.warmup  # numba's cache filled once, so no first run compiles
+	$(PY) -m rankbench.warmup  # numba's cache filled once (one process per core), so no first run compiles
 	@touch $(STAMP)
 
 install: $(STAMP) ## Create .venv and install rankbench with its dev extra
 
 test: $(STAMP) ## Install, then run the test suite on TEST_WORKERS cores (exit 5 "no tests" counts as failure)
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 test-matrix: $(STAMP) ## The full solver-accuracy matrix (every LETOR Fold1 x C up to 2^20 x pairing; about 8 min)
 	$(PY) -m pytest -m matrix tests/test_solver_accuracy.py $(PYTEST_ARGS)

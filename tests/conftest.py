@@ -19,8 +19,9 @@ DATA_ROOT = _data_root()
 
 def pytest_collection_modifyitems(session, config, items):
     """Files holding a test marked ``slow`` first, in collection order otherwise: ``make test``
-    hands whole files to its workers (pytest-xdist, ``--dist loadfile``) in this order, so the
-    files of a minute or two start at once instead of leaving one worker alone at the end."""
+    hands whole files to its workers in this order (pytest-xdist, ``--dist loadfile
+    --no-loadscope-reorder``), so the files of a minute or two start at once instead of
+    leaving one worker alone at the end."""
     slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
     items.sort(key=lambda item: item.path not in slow_files)
 

@@ -46,7 +46,9 @@ def test_after_warmup_a_new_process_compiles_no_parse_kernel(tmp_path):
     before = json.loads(_run(["-c", PARSE_AND_COUNT, str(toy)], cold).splitlines()[-1])
     assert before["fill_letor"][1] > 0 and all(miss > 0 for _, miss in before.values())
     cache = tmp_path / "numba"
-    assert "parse" in _run(["-m", "rankbench.warmup", "parse"], cache)
+    # two worker processes (spawned): what they compile is in the cache the next process reads
+    out = _run(["-m", "rankbench.warmup", "--jobs", "2", "parse", "synthetic"], cache)
+    assert "parse" in out and "synthetic" in out
     after = json.loads(_run(["-c", PARSE_AND_COUNT, str(toy)], cache).splitlines()[-1])
     # the kernels called from Python load from the cache (the helpers they inline are not
     # looked up at all then)
@@ -59,6 +61,18 @@ def test_parts_are_named_and_unknown_ones_refused(capsys):
     with pytest.raises(ValueError, match="unknown warm-up part"):
         warm_up(["nope"])
     assert set(warm_up(["synthetic"])) == {"synthetic"}
+    with pytest.raises(ValueError, match="jobs must be at least 1"):
+        warm_up(["synthetic"], jobs=0)
     with pytest.raises(SystemExit):
         main(["nope"])
     assert "unknown warm-up part" in capsys.readouterr().err
+
+
+def test_the_ranksvm_part_splits_into_every_oracle_with_kernels_and_the_fit():
+    from rankbench.objective.base import ORACLES
+    from rankbench.warmup import _units
+
+    units = _units("ranksvm")
+    assert units[-1] == ("_ranksvm_fit", ())
+    assert [args[0] for _, args in units[:-1]] == [n for n, c in ORACLES.items() if c.numba_kernels]
+    assert _units("spd") == [("spd", ())]

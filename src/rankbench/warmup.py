@@ -12,14 +12,20 @@ problem, so the kernels compiled are the ones those calls use (the dense and CSR
 - ``metrics``: ``evaluate`` with every standard measure;
 - ``lambdamart``: the lambda-gradient and per-query metric kernels;
 - ``synthetic``: the synthetic data generators.
+
+Compilation is single-threaded, so ``--jobs N`` (default: the cores, at most 4) runs the work
+in N processes, the ranksvm part split by oracle, the longest units first: on an empty cache
+on the 2-core VM, 226 s in one process, 129 s in two.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -50,12 +56,24 @@ def _problem(sparse: bool = False):
     return (sp.csr_matrix(X) if sparse else X), y, qid
 
 
-def _ranksvm() -> None:
-    from rankbench.estimators.ranksvm import RankSVM, warm_up_kernels
+def _ranksvm_oracle(name: str) -> None:
+    from rankbench.estimators.ranksvm import warm_up_kernels
 
-    warm_up_kernels()
+    warm_up_kernels((name,), sparse=True if name == "tree" else None)
+
+
+def _ranksvm_fit() -> None:
+    from rankbench.estimators.ranksvm import RankSVM
+
     X, y, qid = _problem()
     RankSVM().fit(X, y, qid).predict(X)
+
+
+def _ranksvm() -> None:
+    from rankbench.estimators.ranksvm import warm_up_kernels
+
+    warm_up_kernels()
+    _ranksvm_fit()
 
 
 def _spd() -> None:
@@ -92,27 +110,70 @@ PARTS: dict[str, Callable[[], None]] = {
 }
 
 
-def warm_up(parts: Iterable[str] | None = None) -> dict[str, float]:
+def _units(name: str) -> list[tuple[str, tuple]]:
+    """The part ``name`` as (function name, args) units that may run in separate processes:
+    the ranksvm part one unit per oracle with numba kernels, then the default fit."""
+    if name != "ranksvm":
+        return [(name, ())]
+    from rankbench.objective.base import ORACLES
+
+    return [("_ranksvm_oracle", (o,)) for o, cls in ORACLES.items() if cls.numba_kernels] + [
+        ("_ranksvm_fit", ())]
+
+
+def _run_unit(func: str, args: tuple) -> float:
+    """Run one unit (in a worker process); its seconds."""
+    t = time.perf_counter()
+    (PARTS.get(func) or globals()[func])(*args)
+    return time.perf_counter() - t
+
+
+def default_jobs() -> int:
+    """Worker processes of the warm-up: the cores this process may use, at most 4."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores))
+
+
+def warm_up(parts: Iterable[str] | None = None, jobs: int = 1) -> dict[str, float]:
     """Run the named parts (all by default); seconds spent per part (compiling on an empty
-    cache, loading on a warm one).  ValueError for an unknown part."""
+    cache, loading on a warm one; with ``jobs`` > 1, the sum of its units' seconds in the
+    worker processes).  ValueError for an unknown part or jobs < 1."""
     names = list(PARTS) if parts is None else list(parts)
     unknown = [p for p in names if p not in PARTS]
     if unknown:
         raise ValueError(f"unknown warm-up part(s) {unknown}; known: {', '.join(PARTS)}")
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
     out = {}
-    for name in names:
-        t = time.perf_counter()
-        PARTS[name]()
-        out[name] = time.perf_counter() - t
-    return out
+    if jobs == 1:
+        for name in names:
+            out[name] = _run_unit(name, ())
+        return out
+    # the ranksvm units first (the longest: about two thirds of an empty cache's compilation)
+    order = sorted(names, key=lambda n: n != "ranksvm")
+    units = [(name, unit) for name in order for unit in _units(name)]
+    import multiprocessing
+
+    # spawn: a fresh interpreter per worker, no fork of a process that may hold numba threads
+    with ProcessPoolExecutor(max_workers=min(jobs, len(units)),
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [(name, pool.submit(_run_unit, *unit)) for name, unit in units]
+        for name, fut in futures:
+            out[name] = out.get(name, 0.0) + fut.result()
+    return {name: out[name] for name in names}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rankbench.warmup", description=__doc__.splitlines()[0])
     ap.add_argument("parts", nargs="*", help=f"subset of {', '.join(PARTS)} (default: all)")
+    ap.add_argument("--jobs", "-j", type=int, default=default_jobs(),
+                    help="worker processes (default: the cores, at most 4; 1: this process)")
     args = ap.parse_args(argv)
     try:
-        seconds = warm_up(args.parts or None)
+        seconds = warm_up(args.parts or None, jobs=args.jobs)
     except ValueError as exc:
         ap.error(str(exc))
     for name, s in seconds.items():
