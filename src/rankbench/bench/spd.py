@@ -79,15 +79,25 @@ def target_rows(quick: bool) -> list[dict]:
         return []
     tr = load_fold("OHSUMED", 1, "train")
     rows = []
-    for sampler in ("indexed", "sofia"):
-        wall, cpu = spd_steps_seconds(tr.X, tr.y, tr.query_ptr, 100_000, "pegasos", sampler,
-                                      repeats=20)
+    samplers = ("indexed", "sofia")
+    # interleaved, 3 rounds of 20 repeats per sampler (about a second in all): this VM runs
+    # a process 1.5-2x slower for seconds at a time, and 20 back-to-back repeats of 9 ms fit
+    # inside one such stretch (at 796c73be the first sampler read 11.4 ms that way, 8.3 ms
+    # measured alone afterwards); interleaved, both samplers see the same stretches
+    best = {s: (float("inf"), float("inf")) for s in samplers}
+    for _ in range(3):
+        for sampler in samplers:
+            wall, cpu = spd_steps_seconds(tr.X, tr.y, tr.query_ptr, 100_000, "pegasos", sampler,
+                                          repeats=20)
+            best[sampler] = (min(best[sampler][0], wall), min(best[sampler][1], cpu))
+    for sampler in samplers:
+        wall, cpu = best[sampler]
         rows.append(_row("target/1e5 pegasos steps incl. index", wall, cpu_seconds=cpu,
                          learner="pegasos", sampler=sampler, n_steps=100_000,
                          reference="target 10 ms", reference_s=TARGET_1E5_S,
                          ratio=wall / TARGET_1E5_S, ratio_cpu=cpu / TARGET_1E5_S, target_ratio=1.0,
                          meets_target_cpu=bool(cpu <= TARGET_1E5_S),
-                         timing="rough: min over 20 repeats on a shared machine"))
+                         timing="rough: min over 3 interleaved rounds of 20 repeats"))
     if not built("sofia"):
         rows.append({"part": PART, "case": "target/ours vs sofia-ml", "seconds": float("nan"),
                      "note": "sofia-ml not built: make peers"})
