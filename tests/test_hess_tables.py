@@ -149,3 +149,68 @@ def test_tree_hv_finished_in_the_sweep_equals_the_generic_epilogue_bit_for_bit(k
     want = SweepOracle._hess_z(o, d.copy())
     assert np.array_equal(got, want)
     assert np.abs(got).max() > 0
+
+
+# ------------------------------------------------ the counting oracle's Hv over gathered scores
+@pytest.mark.parametrize("k", [2, 3, 5])
+@pytest.mark.parametrize("n_queries", [1, 3])
+def test_counting_hess_over_gathered_scores_equals_the_indexed_sweep_bit_for_bit(k, n_queries):
+    """counting_hess reads the scores and directions gathered in border order; the same
+    additions in the same order as _counting_hess_query reading them through border, so gamma
+    is the same to the bit, piece after piece (label-pair weights, a second margin)."""
+    from numba import njit
+
+    from rankbench.objective.counting import counting_hess, gather_border
+    from rankbench.objective.sweeps import _counting_hess_query
+
+    @njit
+    def indexed(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, d, gamma):
+        for q in range(n_levels.shape[0]):
+            _counting_hess_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, off_m,
+                                 weight, d, gamma)
+
+    rng = np.random.default_rng(10 * k + n_queries)
+    n = 900
+    X = rng.standard_normal((n, 4))
+    y = rng.integers(0, k, size=n)
+    y[rng.random(n) < 0.3] = 0
+    ptr = np.linspace(0, n, n_queries + 1).astype(np.int64)
+    o = make_oracle("counting", X, y, ptr, C=0.7)
+    w = rng.standard_normal(4)
+    o.fun(w)
+    lv = o.levels
+    zb = np.empty(n)
+    gather_border(o._border, o._z, zb)
+    np.testing.assert_array_equal(zb, o._z[o._border])
+    d = rng.standard_normal(n)
+    W = rng.random(o.weight.shape) + 0.5
+    a, b = np.zeros(n), np.zeros(n)
+    for off, weight in ((0.0, 1.3), (0.4, 0.6)):
+        counting_hess(o._border, lv.bucket_bounds, lv.bucket_offsets, lv.bucket_grank, lv.n_levels,
+                      zb, o.margin, W, off, weight, d, np.empty(n), a)
+        indexed(o._border, lv.bucket_bounds, lv.bucket_offsets, lv.bucket_grank, lv.n_levels,
+                o._z, o.margin, W, off, weight, d, b)
+    assert np.any(a != 0.0)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_counting_hv_follows_each_fun_and_a_copys_fun_leaves_the_original():
+    """The gathered scores are the last fun's: an Hv after a fun at another point equals a fresh
+    oracle's, and a copy's fun does not change the original's Hv."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((400, 3))
+    y = rng.integers(0, 3, size=400)
+    ptr = np.array([0, 400], dtype=np.int64)
+    w1, w2, v = rng.standard_normal(3), rng.standard_normal(3), rng.standard_normal(3)
+    o = make_oracle("counting", X, y, ptr, C=0.5)
+    o.fun(w1)
+    h1 = o.hess_vec(v).copy()
+    twin = copy.copy(o)
+    twin.fun(w2)
+    np.testing.assert_array_equal(o.hess_vec(v), h1)
+    o.fun(w2)
+    fresh = make_oracle("counting", X, y, ptr, C=0.5)
+    fresh.fun(w2)
+    np.testing.assert_array_equal(o.hess_vec(v), fresh.hess_vec(v))
+    np.testing.assert_array_equal(twin.hess_vec(v), fresh.hess_vec(v))
+    assert not np.array_equal(h1, fresh.hess_vec(v))

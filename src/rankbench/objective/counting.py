@@ -26,7 +26,12 @@ from rankbench.objective.fused import (
 )
 from rankbench.objective.score_order import _group_query, group_order_by_level
 from rankbench.objective.sweep_oracle import SweepOracle, sgd_step
-from rankbench.objective.sweeps import _counting_fun_query, _counting_hess_query, _max_levels
+from rankbench.objective.sweeps import (
+    _counting_fun_query,
+    _counting_hess_query,
+    _counting_hess_query_gathered,
+    _max_levels,
+)
 
 
 @njit(cache=True, parallel=True)
@@ -46,12 +51,26 @@ def counting_fun(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weig
 
 
 @njit(cache=True, parallel=True)
-def counting_hess(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, d, gamma):
+def gather_border(border, z, zb):
+    """zb[t] = z[border[t]]: the scores in border order (``counting_hess``'s zb), once per fun."""
+    for t in prange(border.shape[0]):
+        zb[t] = z[border[t]]
+
+
+@njit(cache=True, parallel=True)
+def counting_hess(border, bounds, offsets, bgrank, n_levels, zb, M, W, off_m, weight, d, db, gamma):
     """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece,
-    level pair by level pair; O(nk); queries in parallel."""
+    level pair by level pair; O(nk); queries in parallel.  zb: the scores in border order
+    (``gather_border``); db: scratch of n entries, d gathered into border order per query."""
     for q in prange(n_levels.shape[0]):
-        _counting_hess_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, d,
-                             gamma)
+        k = n_levels[q]
+        if k < 2:
+            continue
+        o = offsets[q]
+        for t in range(bounds[o], bounds[o + k]):
+            db[t] = d[border[t]]
+        _counting_hess_query_gathered(q, border, bounds, offsets, bgrank, n_levels, zb, db, M, W,
+                                      off_m, weight, gamma)
 
 
 @njit(cache=True, inline="always")
@@ -158,10 +177,12 @@ class CountingOracle(SweepOracle):
     def _setup(self) -> None:
         super()._setup()
         self._border = None
+        self._zb_ready = False
 
     def __copy__(self):
         new = super().__copy__()
         new._border = None  # written in place by the fused pass
+        new._zb_ready = False  # its _vecs are its own (SweepOracle.__copy__)
         return new
 
     def _after_sort(self):
@@ -170,6 +191,7 @@ class CountingOracle(SweepOracle):
             self._border = np.empty(self.n_docs, dtype=np.int64)
         group_order_by_level(self._order, lv.query_ptr, lv.qrank, lv.n_levels, lv.bucket_bounds,
                              lv.bucket_offsets, self._border)
+        self._zb_ready = False  # the scores in border order: gathered by the first Hv after it
 
     def _fun_piece(self, z, off, weight, power, gz, diag):
         lv = self.levels
@@ -178,8 +200,13 @@ class CountingOracle(SweepOracle):
 
     def _hess_piece(self, d, off, weight, gamma):
         lv = self.levels
+        zb = self._vec("zb")
+        if not self._zb_ready:  # once per fun, for all the Hv products at its point
+            gather_border(self._border, self._z, zb)
+            self._zb_ready = True
         counting_hess(self._border, lv.bucket_bounds, lv.bucket_offsets, lv.bucket_grank,
-                      lv.n_levels, self._z, self.margin, self.weight, off, weight, d, gamma)
+                      lv.n_levels, zb, self.margin, self.weight, off, weight, d, self._vec("db"),
+                      gamma)
 
     def _fused_hess_extra(self):
         lv = self.levels

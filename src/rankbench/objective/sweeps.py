@@ -457,3 +457,42 @@ def _counting_hess_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, 
                     S += d[border[pb]]
                     pb -= 1
                 gamma[i] += c * S
+
+
+@njit(cache=True, inline="always")
+def _counting_hess_query_gathered(q, border, bounds, offsets, bgrank, n_levels, zb, db, M, W,
+                                  off_m, weight, gamma):
+    """``_counting_hess_query`` over the scores and directions gathered in border order
+    (zb[t] = z[border[t]], db[t] = d[border[t]]): the same sweeps, additions and order (the
+    same bits), with the pointer loops reading zb and db in sequence instead of two dependent
+    random loads per step."""
+    o = offsets[q]
+    k = n_levels[q]
+    for ra in range(1, k):
+        a0 = bounds[o + ra]
+        a1 = bounds[o + ra + 1]
+        ga = bgrank[o + ra]
+        for rb in range(ra):
+            b0 = bounds[o + rb]
+            b1 = bounds[o + rb + 1]
+            gb = bgrank[o + rb]
+            m = M[ga, gb] + off_m
+            c = weight * W[ga, gb]
+            if c == 0.0:
+                continue
+            pa = a0
+            S = 0.0
+            for t in range(b0, b1):
+                zi = zb[t]
+                while pa < a1 and zb[pa] - m < zi:
+                    S += db[pa]
+                    pa += 1
+                gamma[border[t]] += c * S
+            pb = b1 - 1
+            S = 0.0
+            for t in range(a1 - 1, a0 - 1, -1):
+                si = zb[t] - m
+                while pb >= b0 and zb[pb] > si:
+                    S += db[pb]
+                    pb -= 1
+                gamma[border[t]] += c * S
