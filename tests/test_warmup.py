@@ -63,6 +63,7 @@ def test_parts_are_named_and_unknown_ones_refused(capsys):
     assert set(warm_up(["synthetic"])) == {"synthetic"}
     with pytest.raises(ValueError, match="jobs must be at least 1"):
         warm_up(["synthetic"], jobs=0)
+    assert warm_up([], jobs=2) == {}
     with pytest.raises(SystemExit):
         main(["nope"])
     assert "unknown warm-up part" in capsys.readouterr().err

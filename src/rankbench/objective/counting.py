@@ -216,4 +216,5 @@ class CountingOracle(SweepOracle):
     def _fused_fun_extra(self):
         if self._border is None:  # reused by every later call, as the order
             self._border = np.empty(self.n_docs, dtype=np.int64)
+        self._zb_ready = False  # the fused pass rewrites the border and the scores
         return self._fused_hess_extra()
