@@ -157,17 +157,17 @@ def test_tree_hv_finished_in_the_sweep_equals_the_generic_epilogue_bit_for_bit(k
 def test_counting_hess_over_gathered_scores_equals_the_indexed_sweep_bit_for_bit(k, n_queries):
     """counting_hess reads the scores and directions gathered in border order; the same
     additions in the same order as _counting_hess_query reading them through border, so gamma
-    is the same to the bit, piece after piece (label-pair weights, a second margin)."""
-    from numba import njit
-
+    is the same to the bit, piece after piece (label-pair weights, a second margin).  The
+    reference is _counting_hess_query's Python function (IEEE float64, no FMA): an njit wrapper
+    inlining it gave other bits in a process whose numba cache held the kernel as the fastmath
+    fused pass compiled it (the flags leak that sweep_oracle.sgd_step's docstring describes)."""
     from rankbench.objective.counting import counting_hess, gather_border
     from rankbench.objective.sweeps import _counting_hess_query
 
-    @njit
     def indexed(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, d, gamma):
         for q in range(n_levels.shape[0]):
-            _counting_hess_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, off_m,
-                                 weight, d, gamma)
+            _counting_hess_query.py_func(q, border, bounds, offsets, bgrank, n_levels, z, M, W,
+                                         off_m, weight, d, gamma)
 
     rng = np.random.default_rng(10 * k + n_queries)
     n = 900

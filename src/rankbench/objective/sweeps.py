@@ -459,13 +459,13 @@ def _counting_hess_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, 
                 gamma[i] += c * S
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", fastmath=False)
 def _counting_hess_query_gathered(q, border, bounds, offsets, bgrank, n_levels, zb, db, M, W,
                                   off_m, weight, gamma):
     """``_counting_hess_query`` over the scores and directions gathered in border order
     (zb[t] = z[border[t]], db[t] = d[border[t]]): the same sweeps, additions and order (the
     same bits), with the pointer loops reading zb and db in sequence instead of two dependent
-    random loads per step."""
+    random loads per step.  ``fastmath=False`` stated (see ``sweep_oracle.sgd_step``)."""
     o = offsets[q]
     k = n_levels[q]
     for ra in range(1, k):
