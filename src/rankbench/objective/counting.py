@@ -24,25 +24,52 @@ from rankbench.objective.fused import (
     query_directions,
     query_scores,
 )
-from rankbench.objective.score_order import _group_query, group_order_by_level
+from rankbench.objective.score_order import _group_query, group_order_by_level, wide_query
 from rankbench.objective.sweep_oracle import SweepOracle, sgd_step
 from rankbench.objective.sweeps import (
     _counting_fun_query,
+    _counting_fun_query_gathered,
     _counting_hess_query,
     _counting_hess_query_gathered,
     _max_levels,
+    counting_fun_bucket,
+    counting_hess_bucket,
 )
 
 
 @njit(cache=True, parallel=True)
-def counting_fun(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weight, power, gz, diag):
+def _counting_fun_wide(q, border, bounds, offsets, bgrank, n_levels, zb, M, W, off_m, weight, power,
+                       gz, diag):
+    """One query's part of ``counting_fun`` with its level buckets in parallel (each writes its
+    own documents, ``sweeps.counting_fun_bucket``); L summed over the buckets in their order."""
+    k = n_levels[q]
+    vals = np.zeros(k)
+    for r in prange(k):
+        vals[r] = counting_fun_bucket(r, q, border, bounds, offsets, bgrank, n_levels, zb, M, W,
+                                      off_m, weight, power, gz, diag)
+    value = 0.0
+    for r in range(k):
+        value += vals[r]
+    return value
+
+
+@njit(cache=True, parallel=True)
+def counting_fun(border, bounds, offsets, bgrank, n_levels, zb, M, W, off_m, weight, power, gz, diag):
     """Add one loss piece (weight * max(0, M + off_m - t)^power, power 1 or 2) to dL/dz and the
-    Hessian diagonal, level pair by level pair; return its L; O(n k).  Queries in parallel, their
-    values added in query order (the same sum whatever the thread count)."""
+    Hessian diagonal, level pair by level pair; return its L; O(n k).  zb: the scores in border
+    order (``gather_border``).  Queries in parallel, their values added in query order (the same
+    sum whatever the thread count); the query of ``wide_query`` after them, its level buckets in
+    parallel (``_counting_fun_wide``).  ``query_ptr`` is not an argument: the buckets' bounds
+    give each query's documents."""
     nq = n_levels.shape[0]
+    wq = _wide_bucket_query(bounds, offsets, n_levels)
     vals = np.zeros(nq)
     for q in prange(nq):
-        vals[q] = _counting_fun_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, off_m,
+        if q != wq:
+            vals[q] = _counting_fun_query_gathered(q, border, bounds, offsets, bgrank, n_levels, zb,
+                                                   M, W, off_m, weight, power, gz, diag)
+    if wq >= 0:
+        vals[wq] = _counting_fun_wide(wq, border, bounds, offsets, bgrank, n_levels, zb, M, W, off_m,
                                       weight, power, gz, diag)
     value = 0.0
     for q in range(nq):
@@ -50,27 +77,68 @@ def counting_fun(border, bounds, offsets, bgrank, n_levels, z, M, W, off_m, weig
     return value
 
 
+@njit(cache=True)
+def _wide_bucket_query(bounds, offsets, n_levels):
+    """``wide_query`` of the queries as the level buckets give them (query q: border positions
+    bounds[offsets[q]] .. bounds[offsets[q] + n_levels[q]]), when it has two levels or more."""
+    nq = n_levels.shape[0]
+    ptr = np.empty(nq + 1, dtype=np.int64)
+    ptr[0] = 0
+    for q in range(nq):
+        o = offsets[q]
+        ptr[q + 1] = ptr[q] + (bounds[o + n_levels[q]] - bounds[o])
+    wq = wide_query(ptr)
+    if wq >= 0 and n_levels[wq] < 2:
+        return -1
+    return wq
+
+
 @njit(cache=True, parallel=True)
 def gather_border(border, z, zb):
-    """zb[t] = z[border[t]]: the scores in border order (``counting_hess``'s zb), once per fun."""
+    """zb[t] = z[border[t]]: the scores in border order (``counting_fun``'s and
+    ``counting_hess``'s zb), once per sort."""
     for t in prange(border.shape[0]):
         zb[t] = z[border[t]]
 
 
 @njit(cache=True, parallel=True)
+def _counting_hess_wide(q, border, bounds, offsets, bgrank, n_levels, zb, M, W, off_m, weight, d,
+                        db, gamma):
+    """One query's part of ``counting_hess`` on two threads and more: d gathered by halves, the
+    level buckets in parallel (``sweeps.counting_hess_bucket``; the same bits)."""
+    o = offsets[q]
+    k = n_levels[q]
+    lo = bounds[o]
+    n = bounds[o + k] - lo
+    for h in prange(2):
+        t0 = lo if h == 0 else lo + n // 2
+        t1 = lo + n // 2 if h == 0 else lo + n
+        for t in range(t0, t1):
+            db[t] = d[border[t]]
+    for r in prange(k):
+        counting_hess_bucket(r, q, border, bounds, offsets, bgrank, n_levels, zb, db, M, W, off_m,
+                             weight, gamma)
+
+
+@njit(cache=True, parallel=True)
 def counting_hess(border, bounds, offsets, bgrank, n_levels, zb, M, W, off_m, weight, d, db, gamma):
     """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece,
-    level pair by level pair; O(nk); queries in parallel.  zb: the scores in border order
-    (``gather_border``); db: scratch of n entries, d gathered into border order per query."""
+    level pair by level pair; O(nk); queries in parallel, the query of ``wide_query`` after them
+    (``_counting_hess_wide``).  zb: the scores in border order (``gather_border``); db: scratch
+    of n entries, d gathered into border order per query."""
+    wq = _wide_bucket_query(bounds, offsets, n_levels)
     for q in prange(n_levels.shape[0]):
         k = n_levels[q]
-        if k < 2:
+        if k < 2 or q == wq:
             continue
         o = offsets[q]
         for t in range(bounds[o], bounds[o + k]):
             db[t] = d[border[t]]
         _counting_hess_query_gathered(q, border, bounds, offsets, bgrank, n_levels, zb, db, M, W,
                                       off_m, weight, gamma)
+    if wq >= 0:
+        _counting_hess_wide(wq, border, bounds, offsets, bgrank, n_levels, zb, M, W, off_m, weight,
+                            d, db, gamma)
 
 
 @njit(cache=True, inline="always")
@@ -191,17 +259,22 @@ class CountingOracle(SweepOracle):
             self._border = np.empty(self.n_docs, dtype=np.int64)
         group_order_by_level(self._order, lv.query_ptr, lv.qrank, lv.n_levels, lv.bucket_bounds,
                              lv.bucket_offsets, self._border)
-        self._zb_ready = False  # the scores in border order: gathered by the first Hv after it
+        # the scores in border order, for every piece of this fun and the Hv products after it
+        gather_border(self._border, self._z, self._vec("zb"))
+        self._zb_ready = True
 
     def _fun_piece(self, z, off, weight, power, gz, diag):
         lv = self.levels
+        if z is not self._z:
+            raise ValueError("the counting oracle's pieces sweep the scores of the last sort")
         return counting_fun(self._border, lv.bucket_bounds, lv.bucket_offsets, lv.bucket_grank,
-                            lv.n_levels, z, self.margin, self.weight, off, weight, power, gz, diag)
+                            lv.n_levels, self._vec("zb"), self.margin, self.weight, off, weight,
+                            power, gz, diag)
 
     def _hess_piece(self, d, off, weight, gamma):
         lv = self.levels
         zb = self._vec("zb")
-        if not self._zb_ready:  # once per fun, for all the Hv products at its point
+        if not self._zb_ready:  # the fused pass left the scores of its own sort: gather them once
             gather_border(self._border, self._z, zb)
             self._zb_ready = True
         counting_hess(self._border, lv.bucket_bounds, lv.bucket_offsets, lv.bucket_grank,

@@ -165,11 +165,19 @@ def _tree_fun_sorted(n, k, zs, rs, m, c, power, gs, hs, F, pa, pd):
     (480k x 46, 3 levels, one thread).  pa[p] / pd[p] receive where the two sweeps' pointers
     stood at position p (the active partners of p: positions below pa[p] of higher rank, and
     from pd[p] on of lower rank), which ``_table_hess_sorted`` reuses at this margin."""
+    tree_fun_ascending(n, k, zs, rs, m, c, power, gs, hs, F, pa)
+    return tree_fun_descending(n, k, zs, rs, m, c, power, gs, hs, F, pd)
+
+
+@njit(cache=True)
+def tree_fun_ascending(n, k, zs, rs, m, c, power, gs, hs, F, pa):
+    """The ascending sweep of ``_tree_fun_sorted``: each document in the less relevant role
+    (partners h with s_h < z_i and higher rank; the tree indexed by reversed rank, so "higher
+    rank" is a prefix, no cancellation); adds into gs, hs, writes pa.  It neither reads what
+    ``tree_fun_descending`` writes nor adds to L, so the two may run at once into separate
+    columns (``tree._tree_fun_wide``)."""
     size = k + 1
     F[:FW_LANES * size] = 0.0
-    value = 0.0
-    # ascending: i in the less relevant role, partners h with s_h < z_i and higher rank;
-    # the tree is indexed by reversed rank so "higher rank" is a prefix (no cancellation)
     ptr = 0
     for p in range(n):
         zi = zs[p]
@@ -183,8 +191,15 @@ def _tree_fun_sorted(n, k, zs, rs, m, c, power, gs, hs, F, pa, pd):
             dg, dh = _lower_terms(power, c, m, zi, cnt, S)
             gs[p] += dg
             hs[p] += dh
-    # descending: i in the preferred role, partners l with z_l > s_i and lower rank
+
+
+@njit(cache=True)
+def tree_fun_descending(n, k, zs, rs, m, c, power, gs, hs, F, pd):
+    """The descending sweep of ``_tree_fun_sorted``: each document in the preferred role
+    (partners l with z_l > s_i and lower rank); adds into gs, hs, writes pd; returns L."""
+    size = k + 1
     F[:FW_LANES * size] = 0.0
+    value = 0.0
     ptr = n - 1
     for p in range(n - 1, -1, -1):
         zi = zs[p]
@@ -255,6 +270,14 @@ def _prefix_tables(n, k, rs, ds, A, B):
     were a store-to-load chain per document: a whole TRON fit on one thread 5-8 % slower
     (MQ2008, OHSUMED Fold1).  The same additions in the same order, a partner of the wrong rank
     adding 0.0 as before, so the same bits."""
+    prefix_table_up(n, k, rs, ds, A)
+    prefix_table_down(n, k, rs, ds, B)
+
+
+@njit(cache=True, inline="always")
+def prefix_table_up(n, k, rs, ds, A):
+    """Table A of ``_prefix_tables``; independent of B (``prefix_table_down``), so the two may be
+    made at once (``tree._tree_hess_wide``)."""
     s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
     for lv in range(k):
         A[lv] = 0.0
@@ -283,6 +306,11 @@ def _prefix_tables(n, k, rs, ds, A, B):
                 A[base + 6] = s6
             if k > 7:  # s7 (r > 7) never grows: 8 levels have ranks 0..7
                 A[base + 7] = s7
+
+
+@njit(cache=True, inline="always")
+def prefix_table_down(n, k, rs, ds, B):
+    """Table B of ``_prefix_tables``."""
     s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
     for lv in range(k):
         B[n * k + lv] = 0.0
@@ -460,6 +488,133 @@ def _counting_hess_query(q, border, bounds, offsets, bgrank, n_levels, z, M, W, 
 
 
 @njit(cache=True, inline="always", fastmath=False)
+def _count_fun_up(zb, border, b0, b1, a0, a1, m, c, power, gz, diag):
+    """The ascending half of one level pair of ``_counting_fun_query`` over the scores gathered in
+    border order (zb): the less relevant bucket b0..b1-1 with a pointer over the preferred bucket
+    a0..a1-1; adds into gz, diag at the less relevant documents."""
+    pa = a0
+    cnt = 0.0
+    S = 0.0
+    for t in range(b0, b1):
+        zi = zb[t]
+        while pa < a1 and zb[pa] - m < zi:
+            S += zb[pa]
+            cnt += 1.0
+            pa += 1
+        if cnt > 0.0:
+            dg, dh = _lower_terms(power, c, m, zi, cnt, S)
+            i = border[t]
+            gz[i] += dg
+            diag[i] += dh
+
+
+@njit(cache=True, inline="always", fastmath=False)
+def _count_fun_down(zb, border, a0, a1, b0, b1, m, c, power, gz, diag):
+    """The descending half: the preferred bucket a0..a1-1 with a pointer over the less relevant
+    one; adds into gz, diag at the preferred documents and returns their part of L."""
+    value = 0.0
+    pb = b1 - 1
+    cnt = 0.0
+    S = 0.0
+    S2 = 0.0
+    for t in range(a1 - 1, a0 - 1, -1):
+        zi = zb[t]
+        si = zi - m
+        while pb >= b0 and zb[pb] > si:
+            zl = zb[pb]
+            S += zl
+            S2 += zl * zl
+            cnt += 1.0
+            pb -= 1
+        if cnt > 0.0:
+            dg, dh, dv = _upper_terms(power, c, m, zi, cnt, S, S2)
+            i = border[t]
+            gz[i] += dg
+            diag[i] += dh
+            value += dv
+    return value
+
+
+@njit(cache=True, fastmath=False)
+def _counting_fun_query_gathered(q, border, bounds, offsets, bgrank, n_levels, zb, M, W, off_m,
+                                 weight, power, gz, diag):
+    """``_counting_fun_query`` over the scores gathered in border order (zb[t] = z[border[t]]):
+    the same sweeps, additions and order (the same bits), the pointer loops reading zb in
+    sequence instead of two dependent random loads a step.  Returns the query's L."""
+    value = 0.0
+    o = offsets[q]
+    k = n_levels[q]
+    for ra in range(1, k):
+        ga = bgrank[o + ra]
+        for rb in range(ra):
+            gb = bgrank[o + rb]
+            c = weight * W[ga, gb]
+            if c == 0.0:
+                continue
+            m = M[ga, gb] + off_m
+            _count_fun_up(zb, border, bounds[o + rb], bounds[o + rb + 1], bounds[o + ra],
+                          bounds[o + ra + 1], m, c, power, gz, diag)
+            value += _count_fun_down(zb, border, bounds[o + ra], bounds[o + ra + 1], bounds[o + rb],
+                                     bounds[o + rb + 1], m, c, power, gz, diag)
+    return value
+
+
+@njit(cache=True, fastmath=False)
+def counting_fun_bucket(r, q, border, bounds, offsets, bgrank, n_levels, zb, M, W, off_m, weight,
+                        power, gz, diag):
+    """The part of ``_counting_fun_query_gathered`` that writes the documents of level bucket r:
+    its level pairs as the preferred bucket (descending halves, rb < r), then as the less relevant
+    one (ascending halves, ra > r), the order in which the query's loop reaches them; the buckets
+    write disjoint documents, so they may run at once (``counting._counting_fun_wide``): the same
+    gz and diag to the bit.  Returns the bucket's part of L (summed over the buckets, L in
+    another order than the query's loop when there are more than 2 levels)."""
+    value = 0.0
+    o = offsets[q]
+    k = n_levels[q]
+    g = bgrank[o + r]
+    for rb in range(r):
+        gb = bgrank[o + rb]
+        c = weight * W[g, gb]
+        if c != 0.0:
+            value += _count_fun_down(zb, border, bounds[o + r], bounds[o + r + 1], bounds[o + rb],
+                                     bounds[o + rb + 1], M[g, gb] + off_m, c, power, gz, diag)
+    for ra in range(r + 1, k):
+        ga = bgrank[o + ra]
+        c = weight * W[ga, g]
+        if c != 0.0:
+            _count_fun_up(zb, border, bounds[o + r], bounds[o + r + 1], bounds[o + ra],
+                          bounds[o + ra + 1], M[ga, g] + off_m, c, power, gz, diag)
+    return value
+
+
+@njit(cache=True, inline="always", fastmath=False)
+def _count_hess_up(zb, db, border, b0, b1, a0, a1, m, c, gamma):
+    """The ascending half of one level pair of ``_counting_hess_query`` over gathered scores and
+    directions (zb, db): gamma at the less relevant documents."""
+    pa = a0
+    S = 0.0
+    for t in range(b0, b1):
+        zi = zb[t]
+        while pa < a1 and zb[pa] - m < zi:
+            S += db[pa]
+            pa += 1
+        gamma[border[t]] += c * S
+
+
+@njit(cache=True, inline="always", fastmath=False)
+def _count_hess_down(zb, db, border, a0, a1, b0, b1, m, c, gamma):
+    """The descending half: gamma at the preferred documents."""
+    pb = b1 - 1
+    S = 0.0
+    for t in range(a1 - 1, a0 - 1, -1):
+        si = zb[t] - m
+        while pb >= b0 and zb[pb] > si:
+            S += db[pb]
+            pb -= 1
+        gamma[border[t]] += c * S
+
+
+@njit(cache=True, inline="always", fastmath=False)
 def _counting_hess_query_gathered(q, border, bounds, offsets, bgrank, n_levels, zb, db, M, W,
                                   off_m, weight, gamma):
     """``_counting_hess_query`` over the scores and directions gathered in border order
@@ -469,30 +624,37 @@ def _counting_hess_query_gathered(q, border, bounds, offsets, bgrank, n_levels, 
     o = offsets[q]
     k = n_levels[q]
     for ra in range(1, k):
-        a0 = bounds[o + ra]
-        a1 = bounds[o + ra + 1]
         ga = bgrank[o + ra]
         for rb in range(ra):
-            b0 = bounds[o + rb]
-            b1 = bounds[o + rb + 1]
             gb = bgrank[o + rb]
-            m = M[ga, gb] + off_m
             c = weight * W[ga, gb]
             if c == 0.0:
                 continue
-            pa = a0
-            S = 0.0
-            for t in range(b0, b1):
-                zi = zb[t]
-                while pa < a1 and zb[pa] - m < zi:
-                    S += db[pa]
-                    pa += 1
-                gamma[border[t]] += c * S
-            pb = b1 - 1
-            S = 0.0
-            for t in range(a1 - 1, a0 - 1, -1):
-                si = zb[t] - m
-                while pb >= b0 and zb[pb] > si:
-                    S += db[pb]
-                    pb -= 1
-                gamma[border[t]] += c * S
+            m = M[ga, gb] + off_m
+            _count_hess_up(zb, db, border, bounds[o + rb], bounds[o + rb + 1], bounds[o + ra],
+                           bounds[o + ra + 1], m, c, gamma)
+            _count_hess_down(zb, db, border, bounds[o + ra], bounds[o + ra + 1], bounds[o + rb],
+                             bounds[o + rb + 1], m, c, gamma)
+
+
+@njit(cache=True, fastmath=False)
+def counting_hess_bucket(r, q, border, bounds, offsets, bgrank, n_levels, zb, db, M, W, off_m,
+                         weight, gamma):
+    """The part of ``_counting_hess_query_gathered`` that writes the documents of level bucket r,
+    in the order the query's loop reaches them (``counting_fun_bucket``): the same gamma to the
+    bit, whatever the number of levels."""
+    o = offsets[q]
+    k = n_levels[q]
+    g = bgrank[o + r]
+    for rb in range(r):
+        gb = bgrank[o + rb]
+        c = weight * W[g, gb]
+        if c != 0.0:
+            _count_hess_down(zb, db, border, bounds[o + r], bounds[o + r + 1], bounds[o + rb],
+                             bounds[o + rb + 1], M[g, gb] + off_m, c, gamma)
+    for ra in range(r + 1, k):
+        ga = bgrank[o + ra]
+        c = weight * W[ga, g]
+        if c != 0.0:
+            _count_hess_up(zb, db, border, bounds[o + r], bounds[o + r + 1], bounds[o + ra],
+                           bounds[o + ra + 1], M[ga, g] + off_m, c, gamma)

@@ -26,6 +26,7 @@ from rankbench.objective.fused import (
     query_directions,
     query_scores,
 )
+from rankbench.objective.score_order import wide_query
 from rankbench.objective.sweep_oracle import SweepOracle, sgd_step
 from rankbench.objective.sweeps import (
     FW_LANES,
@@ -39,12 +40,16 @@ from rankbench.objective.sweeps import (
     gather_directions,
     gather_query,
     gather_ranks,
+    prefix_table_down,
+    prefix_table_up,
     scatter_add,
     scatter_add_pair,
     sweep_scratch,
     sweep_work,
     table_scratch,
     table_work,
+    tree_fun_ascending,
+    tree_fun_descending,
 )
 
 # queries per parallel chunk of ``tree_fun`` / ``tree_hess`` (each chunk allocates its scratch
@@ -70,18 +75,60 @@ def _chunk_size(nq):
     return max(1, min(QCHUNK, nq // MIN_CHUNKS))
 
 
+@njit(cache=True, inline="always")
+def _half(h, n):
+    """Positions [t0, t1) of half h (0 or 1) of 0..n-1."""
+    return (0, n // 2) if h == 0 else (n // 2, n)
+
+
 @njit(cache=True, parallel=True)
-def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag, pa, pd, work):
+def _tree_fun_wide(order, a, n, k, qrank, z, m, c, power, gz, diag, pa, pd, zs, rs, gs, hs, g2,
+                   h2):
+    """One query's part of ``tree_fun`` (rows a..a+n-1, k >= 2 levels) on two threads: the
+    gather and the scatter by halves, the ascending sweep (into gs, hs) beside the descending
+    one (into g2, h2, and L).  Each document gets gz += (0 + asc) + (0 + desc) against the serial
+    (0 + asc) + desc: the same value (a sign of zero aside, which gz's +0.0 start absorbs)."""
+    for h in prange(2):
+        t0, t1 = _half(h, n)
+        for t in range(t0, t1):
+            i = order[a + t]
+            zs[t] = z[i]
+            rs[t] = qrank[i]
+            gs[t] = 0.0
+            hs[t] = 0.0
+            g2[t] = 0.0
+            h2[t] = 0.0
+    vals = np.zeros(2)
+    for role in prange(2):
+        F = np.empty(FW_LANES * (k + 1))
+        if role == 0:
+            tree_fun_ascending(n, k, zs, rs, m, c, power, gs, hs, F, pa)
+        else:
+            vals[1] = tree_fun_descending(n, k, zs, rs, m, c, power, g2, h2, F, pd)
+    for h in prange(2):
+        t0, t1 = _half(h, n)
+        for t in range(t0, t1):
+            i = order[a + t]
+            gz[i] += gs[t] + g2[t]
+            diag[i] += hs[t] + h2[t]
+    return vals[1]
+
+
+@njit(cache=True, parallel=True)
+def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag, pa, pd, work, work2):
     """Add one loss piece c * max(0, m - t)^power (power 1 or 2) to dL/dz and the Hessian diagonal;
     return its L; O(n log k); pa, pd (n, by position in ``order``) receive the sweeps' pointers
     at margin m (``_tree_fun_sorted``), which ``tree_hess`` reuses.  Queries run in parallel chunks (each writes only its own
     documents), each swept over score-ordered copies of its scores and ranks; the per-query
     values are added in query order, so the sum does not depend on the thread count.  ``work``:
     the oracle's scratch arrays (``sweeps.sweep_work``; empty arrays: each chunk allocates its
-    own)."""
+    own).  The query of ``wide_query`` (one holding most documents) runs after the others on two
+    threads (``_tree_fun_wide``; ``work2``: its two more columns, n_docs entries, or empty
+    arrays: made here)."""
     nq = query_ptr.shape[0] - 1
     vals = np.zeros(nq)
     cs = _chunk_size(nq)
+    wq = wide_query(query_ptr)
     for ch in prange((nq + cs - 1) // cs):
         q0 = ch * cs
         q1 = min(nq, q0 + cs)
@@ -89,7 +136,7 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag, pa, pd
         F = np.empty(FW_LANES * (_max_levels(n_levels[q0:q1]) + 1))
         for q in range(q0, q1):
             k = n_levels[q]
-            if k < 2:
+            if k < 2 or q == wq:
                 continue
             a = query_ptr[q]
             n = query_ptr[q + 1] - a
@@ -99,6 +146,19 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag, pa, pd
             vals[q] = _tree_fun_sorted(n, k, zs, rs, m, c, power, gs, hs, F, pa[a:a + n],
                                        pd[a:a + n])
             scatter_add_pair(order, a, n, gs, hs, gz, diag)
+    if wq >= 0 and n_levels[wq] >= 2:
+        a = query_ptr[wq]
+        n = query_ptr[wq + 1] - a
+        zs, rs, gs, hs = sweep_work(query_ptr, wq, wq + 1, qrank, work)
+        g2, h2 = work2
+        if g2.shape[0] == 0:
+            g2 = np.empty(n)
+            h2 = np.empty(n)
+        else:
+            g2 = g2[a:a + n]
+            h2 = h2[a:a + n]
+        vals[wq] = _tree_fun_wide(order, a, n, n_levels[wq], qrank, z, m, c, power, gz, diag,
+                                  pa[a:a + n], pd[a:a + n], zs, rs, gs, hs, g2, h2)
     value = 0.0
     for q in range(nq):
         value += vals[q]
@@ -127,6 +187,35 @@ def _query_hess(a, n, k, m, c, pa, pd, zs, rs, ds, gams, fs, A, B):
 
 
 @njit(cache=True, parallel=True)
+def _tree_hess_wide(order, a, n, k, qrank, c, d, gamma, pa, pd, rs, ds, A, B, diag):
+    """One query's part of ``tree_hess`` by the prefix tables (rows a..a+n-1, 2 <= k <=
+    TABLE_LEVELS) on two threads: the gather and the partner sums by halves, table A beside
+    table B.  The same expressions as the serial path, so the same bits."""
+    finish = diag.shape[0] > 0
+    for h in prange(2):
+        t0, t1 = _half(h, n)
+        for t in range(t0, t1):
+            i = order[a + t]
+            ds[t] = d[i]
+            rs[t] = qrank[i]
+    for role in prange(2):
+        if role == 0:
+            prefix_table_up(n, k, rs, ds, A)
+        else:
+            prefix_table_down(n, k, rs, ds, B)
+    for h in prange(2):
+        t0, t1 = _half(h, n)
+        for p in range(t0, t1):
+            r = rs[p]
+            g = 0.0 + c * (A[pa[p] * k + r] + B[pd[p] * k + r])
+            i = order[a + p]
+            if finish:
+                d[i] = (diag[i] * ds[p] - (0.0 + g)) * 2.0
+            else:
+                gamma[i] += g
+
+
+@njit(cache=True, parallel=True)
 def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma, pa, pd, work, ta, tb, diag):
     """Add c * (sum of d over the active partners of i) to gamma[i] for one squared-hinge piece,
     at the order and pointers (pa, pd) of the last ``tree_fun`` at margin m; O(n k) by prefix
@@ -135,10 +224,15 @@ def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma, pa, pd, work
     ``sweeps.table_work``) or empty arrays.  ``diag`` non-empty (the loss's only squared piece):
     gamma is not touched, and d becomes H_L d = 2 (diag d - gamma) in place, each document's
     value the expression ``SweepOracle._hess_z`` evaluates over zeroed gamma, in its order (the
-    same bits), without gamma's clearing, scatter and three passes over n in numpy."""
+    same bits), without gamma's clearing, scatter and three passes over n in numpy.  The query of
+    ``wide_query``, when the tables serve it, runs after the others on two threads
+    (``_tree_hess_wide``)."""
     nq = query_ptr.shape[0] - 1
     cs = _chunk_size(nq)
     finish = diag.shape[0] > 0
+    wq = wide_query(query_ptr)
+    if wq >= 0 and not 2 <= n_levels[wq] <= TABLE_LEVELS:
+        wq = -1
     for ch in prange((nq + cs - 1) // cs):
         q0 = ch * cs
         q1 = min(nq, q0 + cs)
@@ -149,6 +243,8 @@ def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma, pa, pd, work
             k = n_levels[q]
             a = query_ptr[q]
             n = query_ptr[q + 1] - a
+            if q == wq:
+                continue
             if k < 2:
                 if finish:  # no pair: gamma stays 0
                     for i in range(a, a + n):
@@ -163,6 +259,13 @@ def tree_hess(order, query_ptr, qrank, n_levels, z, m, c, d, gamma, pa, pd, work
                     d[i] = (diag[i] * ds[t] - (0.0 + gams[t])) * 2.0
             else:
                 scatter_add(order, a, n, gams, gamma)
+    if wq >= 0:
+        a = query_ptr[wq]
+        n = query_ptr[wq + 1] - a
+        zs, rs, ds, gams = sweep_work(query_ptr, wq, wq + 1, qrank, work)
+        A, B = table_work(query_ptr, wq, wq + 1, n_levels, ta, tb)
+        _tree_hess_wide(order, a, n, n_levels[wq], qrank, c, d, gamma, pa[a:a + n], pd[a:a + n],
+                        rs, ds, A, B, diag)
 
 
 @njit(cache=True)
@@ -313,11 +416,13 @@ class TreeOracle(SweepOracle):
         self._prow = np.array([self._offs.index(o) for o in self._offs], dtype=np.int64)
         self._ptrs = None
         self._work_arrays = None
+        self._wide_arrays = None
 
     def __copy__(self):
         new = super().__copy__()
         new._ptrs = None  # written in place by fun, like the fused buffers
         new._work_arrays = None
+        new._wide_arrays = None
         return new
 
     def _work(self) -> tuple:
@@ -346,6 +451,14 @@ class TreeOracle(SweepOracle):
                                       np.empty(n)), np.empty(size), np.empty(size))
         return self._work_arrays
 
+    def _wide_work(self) -> tuple[np.ndarray, np.ndarray]:
+        """The two more columns of ``tree_fun``'s two-thread sweep of the ``wide_query`` (n_docs
+        entries each, made once), or two empty arrays when no query is that wide."""
+        if self._wide_arrays is None:
+            n = self.n_docs if wide_query(self.levels.query_ptr) >= 0 else 0
+            self._wide_arrays = (np.empty(n), np.empty(n))
+        return self._wide_arrays
+
     def _pointers(self) -> tuple[np.ndarray, np.ndarray]:
         """(pa, pd): per piece row and document position, where the loss sweeps' pointers stood
         (``sweeps._tree_fun_sorted``); written by every fun, read by the Hv products after it."""
@@ -359,7 +472,8 @@ class TreeOracle(SweepOracle):
         pa, pd = self._pointers()
         r = self._offs.index(off)  # the piece's row (``_prow``)
         return tree_fun(self._order, lv.query_ptr, lv.qrank, lv.n_levels, z, self._m + off,
-                        weight * self._c, power, gz, diag, pa[r], pd[r], self._work()[0])
+                        weight * self._c, power, gz, diag, pa[r], pd[r], self._work()[0],
+                        self._wide_work())
 
     def _hess_piece(self, d, off, weight, gamma):
         self._tree_hess(d, off, weight, gamma, _NO_DIAG)
