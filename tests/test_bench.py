@@ -142,3 +142,28 @@ def test_index_html_has_the_targets_table_and_each_parts_figures(tmp_path):
     assert "<h2 id=\"Targets\">Targets</h2>" in page
     assert "<td>tree Hv per read of X</td>" in page and "<td>≤ 2.5</td>" in page
     assert page.index('<h2 id="accuracy">') < page.index('<img src="accuracy_p.png"')
+
+
+def test_per_read_alternates_the_operation_and_the_read_and_keeps_each_minimum():
+    """An operation and its reference read of X are timed in alternating rounds (targets.per_read):
+    the order of the calls alternates, each is called once a round, and each minimum is its own."""
+    import scipy.sparse as sp
+
+    from rankbench.bench import targets
+
+    X = sp.random(200, 30, density=0.2, format="csr", random_state=0)
+    calls = []
+    real = targets.read_call
+
+    def fake_read_call(X):
+        read = real(X)
+        return lambda: (calls.append("read"), read())
+
+    targets.read_call = fake_read_call
+    try:
+        t_op, t_read = targets.per_read(lambda: (calls.append("op"), __import__("time").sleep(0.003)),
+                                        X, rounds=4)
+    finally:
+        targets.read_call = real
+    assert calls == ["op", "read", "read", "op", "op", "read", "read", "op"]
+    assert t_op >= 0.003 > t_read > 0.0
