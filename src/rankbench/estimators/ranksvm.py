@@ -333,7 +333,7 @@ class RankSVMPath:
         return float(self.fit_time.sum())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _takes_x_stats(oracle_cls) -> bool:
     """Whether the oracle class's constructor takes ``x_stats`` (PairOracle's does; a registered
     class may write its own ``__init__`` without it, or with ``**kwargs``)."""
