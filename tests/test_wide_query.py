@@ -204,3 +204,27 @@ def test_counting_wide_buckets_equal_the_serial_kernels_bit_for_bit(k, layout):
         g2 = np.zeros(N)
         o._hess_piece(d, 0.0, 1.0, g2)
         assert np.array_equal(g2, gamma)
+
+
+@pytest.mark.parametrize("oracle", ["tree", "counting"])
+def test_wide_query_gives_the_same_bits_on_one_thread_and_on_two(oracle):
+    """The halves, roles and buckets are fixed by the data, not by the thread count."""
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one numba thread here")
+    X, y, ptr, rng = _problem(3, "one", seed=31)
+    w = rng.standard_normal(6) * 0.3
+    v = rng.standard_normal(6)
+    got = []
+    before = numba.get_num_threads()
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            o = make_oracle(oracle, X, y, ptr, C=0.01)
+            o.fun(w * 0.5)  # a seed for the next sort
+            got.append((o.fun(w), o.grad(w), o.hess_vec(v), o._order.copy()))
+    finally:
+        numba.set_num_threads(before)
+    (f1, g1, h1, o1), (f2, g2, h2, o2) = got
+    assert f1 == f2 and np.array_equal(g1, g2) and np.array_equal(h1, h2) and np.array_equal(o1, o2)
