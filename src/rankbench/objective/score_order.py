@@ -57,6 +57,18 @@ def _insertion_sort(z, lo, hi, order):
 
 
 @njit(cache=True)
+def _order_if_tied(z, a, b, order):
+    """When every score of documents a..b-1 is equal (w = 0), order[a:b] = a..b-1, the order by
+    index, without a sort, and True; else False (order untouched)."""
+    for t in range(a + 1, b):
+        if z[t] != z[a]:
+            return False
+    for t in range(a, b):
+        order[t] = t
+    return True
+
+
+@njit(cache=True)
 def _sort_query(z, a, b, prev, order):
     """order[a:b] = indices a..b-1 sorted by (z, index); seeded by prev[a:b] when prev is given."""
     m = b - a
@@ -68,14 +80,7 @@ def _sort_query(z, a, b, prev, order):
             order[t] = prev[t]
         if _insertion_sort(z, a, b, order):
             return
-    tied = True  # every score equal (w = 0): the order by index, no sort
-    for t in range(a + 1, b):
-        if z[t] != z[a]:
-            tied = False
-            break
-    if tied:
-        for t in range(a, b):
-            order[t] = t
+    if _order_if_tied(z, a, b, order):
         return
     idx = np.argsort(z[a:b], kind="mergesort")
     for t in range(m):
@@ -204,15 +209,7 @@ def _sort_within_queries(z, query_ptr, prev, order):
     if wq >= 0:
         a = query_ptr[wq]
         b = query_ptr[wq + 1]
-        tied = True  # every score equal (w = 0): the order by index, as _sort_query
-        for t in range(a + 1, b):
-            if z[t] != z[a]:
-                tied = False
-                break
-        if tied:
-            for t in range(a, b):
-                order[t] = t
-        else:
+        if not _order_if_tied(z, a, b, order):
             _sort_wide(z, a, b, prev, order)
 
 
