@@ -68,7 +68,7 @@ def _order_if_tied(z, a, b, order):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=False)  # called by fused (FUSED_FASTMATH) and strict passes alike
 def _sort_query(z, a, b, prev, order):
     """order[a:b] = indices a..b-1 sorted by (z, index); seeded by prev[a:b] when prev is given."""
     m = b - a
@@ -227,7 +227,7 @@ def sort_within_queries(z, query_ptr, prev=None, out=None):
     return order
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=False)  # called by fused (FUSED_FASTMATH) and strict passes alike
 def _group_query(order, a, e, q, qrank, n_levels, bucket_bounds, bucket_offsets, border, cursor):
     """Query q's part of ``group_order_by_level`` (rows a..e-1); cursor: int64 work array of at
     least n_levels[q] entries."""

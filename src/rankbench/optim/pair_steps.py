@@ -121,7 +121,9 @@ def _shrink_factor(eta, lam):
     return c
 
 
-@njit(cache=True)
+# STEP_FASTMATH stated: the dense kernel (STEP_FASTMATH) and the sparse one (strict) both call
+# it, and a flag left unset would be inherited from whichever compiled it first
+@njit(cache=True, fastmath=STEP_FASTMATH)
 def learner_coefficients(learner, yab, wx, xx, wsq, t, lam, C, eta_mode=ETA_PEGASOS,
                          eta_c=10.0):
     """(c, d) of the step ``w <- c w + d x`` for margin ``yab * wx``; O(1).
