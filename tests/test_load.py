@@ -512,7 +512,7 @@ def test_repeats_fill_a_time_budget_within_bounds():
 
     small, large = SimpleNamespace(shape=(9_630, 46)), SimpleNamespace(shape=(480_092, 46))
     budget = bench_load.REPEAT_BUDGET_S
-    assert bench_load._repeats(small, 0.015) == 31  # 1 s / 15 ms = 67, capped
+    assert bench_load._repeats(small, 0.015) == 31  # 3 s / 15 ms = 200, capped
     assert bench_load._repeats(small, budget["small"] / 10) == 10
     assert bench_load._repeats(small, 0.5) == 7
     assert bench_load._repeats(small, 0.0) == 31
@@ -522,3 +522,27 @@ def test_repeats_fill_a_time_budget_within_bounds():
     assert bench_load._repeats(large, 2.5) == bench_load._repeats(small, 2.5) == 2
     assert bench_load._repeats(small, 0.015, quick=True) == 7
     assert bench_load._repeats(large, 0.3, quick=True) == 3
+
+
+def test_median_interval_takes_the_order_statistics_a_binomial_count_gives():
+    """Against a count by hand: with n ratios, the interval [r_(k), r_(n+1-k)] misses the median
+    only when fewer than k of the n fall below it or fewer than k above it, which for n = 7 and
+    k = 1 is 2 / 2^7; the next k (2) covers 1 - 2 * 8/128 = 0.875 < 0.95.  For n = 31, k = 10
+    covers 1 - 2 * P(B <= 9) = 0.9706 and k = 11 0.9291.  For n = 4 no k reaches 95 %."""
+    from math import comb
+
+    from rankbench.bench import load as bench_load
+
+    seven = [1.3, 0.9, 1.1, 1.0, 1.7, 0.8, 1.2]
+    assert bench_load.median_interval(seven) == (0.8, 1.7, 1 - 2 / 128)
+    vals = list(range(31, 0, -1))  # 31 .. 1
+    low, high, cov = bench_load.median_interval(vals)
+    assert (low, high) == (10, 22)
+    assert cov == pytest.approx(1 - 2 * sum(comb(31, i) for i in range(10)) / 2 ** 31)
+    assert cov == pytest.approx(0.9706, abs=1e-4)
+    assert bench_load.median_interval([2.0, 1.0, 4.0, 3.0]) == (1.0, 4.0, 1 - 2 / 16)
+    assert bench_load.median_interval([1.05]) == (1.05, 1.05, 0.0)
+    row = bench_load._target("n_jobs=1", 1.1, "serial", 1.0, 1.05, paired=seven)
+    assert row["ratio"] == 1.1 and not row["met"]
+    assert (row["ratio_low"], row["ratio_high"]) == (0.8, 1.7)
+    assert row["interval_coverage"] == pytest.approx(0.984375)

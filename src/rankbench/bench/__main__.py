@@ -98,9 +98,9 @@ def _target_frame(rows: list[dict]):
     import pandas as pd
 
     cols = ["target", "measured", "reference", "reference_value", "ratio", "goal", "met",
-            "ratio_of_minima", "paired_ratios"]
+            "ratio_of_minima", "paired_ratios", "ratio_low", "ratio_high"]
     frame = pd.DataFrame(rows)
-    for col in ("ratio_of_minima", "paired_ratios"):  # the load part's paired rows only
+    for col in ("ratio_of_minima", "paired_ratios", "ratio_low", "ratio_high"):  # load's paired rows
         if col in frame.columns:
             frame[col] = ["" if v is None or v != v else (int(v) if col == "paired_ratios" else v)
                           for v in frame[col]]
@@ -128,7 +128,10 @@ def _write_summary(out: Path) -> None:
         text += ("\n## Targets\n\nEach target beside its reference, measured in the same run; "
                  "`ratio` = measured / reference, `goal` the ratio asked for; where `paired_ratios` "
                  "is given (the `load` part), `ratio` is the median of that many ratios of the fit "
-                 "and its reference timed back to back, and `ratio_of_minima` = measured / "
+                 "and its reference timed back to back, `ratio_low` to `ratio_high` a "
+                 "distribution-free interval for that median (order statistics of the ratios; "
+                 "95 % where there are 6 or more, the whole range below that: its coverage is in "
+                 "the part's table), and `ratio_of_minima` = measured / "
                  "reference, the minima over the same repeats.\n\n"
                  + _markdown(_target_frame(targets)) + "\n")
     (out / "SUMMARY.md").write_text(text + "\n" + "\n".join(sections))
