@@ -31,3 +31,28 @@ def test_rows_of_every_length_mod_four_match_the_four_chain_sum_bit_for_bit():
     X = sp.csr_matrix((data, indices, indptr), shape=(len(lengths), d))
     np.testing.assert_allclose(out, X @ v, rtol=1e-12, atol=1e-9)
     assert out[0] == 0.0
+
+
+def test_csr_rmatvec_two_entries_a_step_gives_the_one_a_step_sums_bit_for_bit():
+    """``products.csr_rmatvec`` steps two entries at a time; its adds, in the same order as a
+    plain loop over the entries, must give that loop's bits (rows of odd and even lengths,
+    zero weights skipped, a repeated column inside a row)."""
+    from rankbench.objective.products import csr_rmatvec
+
+    rng = np.random.default_rng(1)
+    X = sp.random(3000, 500, density=0.03, format="csr", random_state=2)
+    X.data = rng.standard_normal(X.data.size)
+    X.indices[X.indptr[5]:X.indptr[5] + 2] = X.indices[X.indptr[5]]  # a repeated column
+    z = rng.standard_normal(3000)
+    z[::7] = 0.0
+    blocks = np.array([0, 1000, 3000], dtype=np.int64)
+    acc = np.zeros((2, 500))
+    csr_rmatvec(X.indptr, X.indices, X.data, z, blocks, acc)
+    ref = np.zeros((2, 500))
+    for b in range(2):
+        for i in range(blocks[b], blocks[b + 1]):
+            if z[i] != 0.0:
+                for k in range(X.indptr[i], X.indptr[i + 1]):
+                    ref[b, X.indices[k]] += z[i] * X.data[k]
+    assert np.array_equal(acc, ref)
+    assert np.diff(X.indptr).max() > 20 and (np.diff(X.indptr) % 2 == 1).any()

@@ -164,7 +164,20 @@ def csr_rmatvec(indptr, indices, data, z, blocks, acc):
         for i in range(blocks[b], blocks[b + 1]):
             zi = z[i]
             if zi != 0.0:
-                for k in range(indptr[i], indptr[i + 1]):
+                # two entries a step: the same adds in the same order as one a step (the same
+                # bits); one-query CSR 1e6 x 47236, min of 9-15 in five runs: 83-101 ms against
+                # 79-103, lower in 4 of the 5
+                k = indptr[i]
+                e = indptr[i + 1]
+                while k + 1 < e:
+                    j0 = np.uint64(indices[k])
+                    j1 = np.uint64(indices[k + 1])
+                    x0 = zi * data[k]
+                    x1 = zi * data[k + 1]
+                    row[j0] += x0
+                    row[j1] += x1
+                    k += 2
+                if k < e:
                     row[np.uint64(indices[k])] += zi * data[k]
         acc[b, :] = row
 
