@@ -451,16 +451,14 @@ def median_interval(values, level: float = INTERVAL_LEVEL) -> tuple[float, float
     n = len(r)
     if n == 0:
         return float("nan"), float("nan"), float("nan")
-    tail = 0.0  # P(B < k) for the k being tried
-    best = 1
+    best, coverage = 1, 1.0 - 2.0 / 2.0 ** n  # the whole range
+    below = 0.0  # P(B < k) for the k being tried
     for k in range(1, n // 2 + 1):
-        tail += comb(n, k - 1) / 2.0 ** n
-        if 1.0 - 2.0 * tail >= level:
-            best = k
-        else:
+        below += comb(n, k - 1) / 2.0 ** n
+        if 1.0 - 2.0 * below < level:
             break
-    tail = sum(comb(n, i) for i in range(best)) / 2.0 ** n
-    return r[best - 1], r[n - best], 1.0 - 2.0 * tail
+        best, coverage = k, 1.0 - 2.0 * below
+    return r[best - 1], r[n - best], coverage
 
 
 def _target(case, measured, reference, ref_value, goal, higher_is_better=False, paired=None,
