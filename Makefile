@@ -42,7 +42,7 @@ test-matrix: $(STAMP) ## The full solver-accuracy matrix (every LETOR Fold1 x C 
 test-cluster: $(STAMP) ## Query shards on a 3-node local Ray cluster: equality, faults, Hydra, launchers, a 3.7M-document set (about 4 min; needs ray and 6 GB under /tmp)
 	$(PY) -m pytest -m cluster tests/test_cluster.py tests/test_boosting_data_parallel.py $(PYTEST_ARGS)
 
-test-long: $(STAMP) ## The end-to-end runs of a minute or more left out of make test (marker long; about 8 min)
+test-long: $(STAMP) ## The end-to-end runs of a minute or more left out of make test (marker long; about 11 min)
 	$(PY) -m pytest -m long $(PYTEST_ARGS)
 
 lint: $(STAMP) ## ruff over src and tests

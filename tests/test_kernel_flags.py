@@ -89,11 +89,14 @@ def test_no_function_a_fastmath_kernel_calls_leaves_its_flags_unset():
     assert sorted(loose) == []
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_a_sweep_compiled_after_the_fused_pass_keeps_ieee_arithmetic(tmp_path):
     """In a process with an empty numba cache, the fused tree passes compile first; the tree's
     ascending and descending sweeps must then still give their Python functions' bits (IEEE
-    float64, no contraction).  Without the stated flag they differed (2 of 2)."""
+    float64, no contraction).  Without the stated flag they differed (2 of 2).  It compiles the
+    tree oracle's kernels from nothing (82 s of ``make test``'s 13 min on one of its two
+    workers), so it runs in ``make test-long``; ``make test`` keeps the static check of the same
+    rule (``test_no_function_a_fastmath_kernel_calls_leaves_its_flags_unset``)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     out = subprocess.run([sys.executable, str(Path(__file__).with_name("_flag_probe.py"))],
                          env=env, capture_output=True, text=True, timeout=600)
