@@ -404,6 +404,10 @@ def test_a_pair_of_workers_times_each_fit_beside_its_serial_reference(monkeypatc
     assert tron["paired default"] == [1 / 3, 8 / 6]
     assert tron["paired n_jobs=1"] == [2 / 3, 7 / 6]
     assert tron["paired LIBLINEAR ranksvm"] == [0.5 / 2.0, 4.0 / 2.5]  # fit_time_ over fit_time_
+    # each forward repeat with the next, reversed one: the geometric mean of their two ratios
+    assert tron["balanced default"] == [pytest.approx((1 / 3 * 8 / 6) ** 0.5)]
+    assert tron["balanced n_jobs=1"] == [pytest.approx((2 / 3 * 7 / 6) ** 0.5)]
+    assert tron["balanced LIBLINEAR ranksvm"] == [pytest.approx((0.5 / 2.0 * 4.0 / 2.5) ** 0.5)]
     assert serial["p"]["tron_tree"] == {"default": 3.0, "default fit_time_": 1.5}
     assert "LIBLINEAR ranksvm" not in serial["p"]
     assert [s for s, op, _, _ in log if op == "close"] == ["default", "serial"]
@@ -411,6 +415,7 @@ def test_a_pair_of_workers_times_each_fit_beside_its_serial_reference(monkeypatc
     bench_load._merge_min(acc, default)
     bench_load._merge_min(acc, default)
     assert acc["p"]["tron_tree"]["paired default"] == [1 / 3, 8 / 6] * 2
+    assert len(acc["p"]["tron_tree"]["balanced default"]) == 2  # one per round, joined
     row = bench_load._target("c", 1.0, "serial", 3.0, 1.05, paired=[1 / 3, 8 / 6, 1.2])
     assert row["ratio"] == pytest.approx(1.2) and not row["met"]  # the median, not 1/3
     assert row["ratio_of_minima"] == pytest.approx(1 / 3) and row["paired_ratios"] == 3
@@ -546,3 +551,33 @@ def test_median_interval_takes_the_order_statistics_a_binomial_count_gives():
     assert row["ratio"] == 1.1 and not row["met"]
     assert (row["ratio_low"], row["ratio_high"]) == (0.8, 1.7)
     assert row["interval_coverage"] == pytest.approx(0.984375)
+
+
+def test_balanced_ratios_cancel_a_penalty_on_whichever_fit_runs_first_after_the_other_process():
+    """Hand-worked: a fit whose true ratio to its reference is t, timed in forward repeats
+    against a reference slowed by a factor p (it runs first after the other process) and in
+    reversed repeats itself slowed by p, reads t / p and t * p; the geometric mean of the two is
+    t.  With t = 1 and p = 1.1 over 31 repeats (16 forward), the median of the paired ratios is
+    1 / 1.1 (16 of 31 below 1); with one reversed repeat more it would be 1.1.  The balanced
+    median is 1 either way, and the row uses it; a last repeat without its partner is left out."""
+    from rankbench.bench import load as bench_load
+
+    p = 1.1
+    ratios = [1 / p if r % 2 == 0 else p for r in range(31)]
+    assert np.median(ratios) == pytest.approx(1 / p)
+    assert np.median(ratios[1:]) == pytest.approx((p + 1 / p) / 2)  # 15 and 15: between modes
+    assert np.median(ratios[1:] + [p]) == pytest.approx(p)
+    bal = bench_load.balanced_ratios(ratios)
+    assert len(bal) == 15 and bal == [pytest.approx(1.0)] * 15
+    t = 0.8
+    assert bench_load.balanced_ratios([t / p, t * p, t / 1.3, t * 1.3, 9.0]) == \
+        [pytest.approx(t), pytest.approx(t)]
+    row = bench_load._target("n_jobs=1", 1.0, "serial", 1.0, 1.05,
+                             paired=ratios[1:] + [p], balanced=bench_load.balanced_ratios(ratios))
+    assert row["ratio"] == pytest.approx(1.0) and row["met"]
+    assert row["paired_median"] == pytest.approx(p) and row["paired_ratios"] == 31
+    assert row["balanced_pairs"] == 15
+    assert (row["ratio_low"], row["ratio_high"]) == (pytest.approx(1.0), pytest.approx(1.0))
+    # without balanced ratios (a row of one repeat), the paired median is the ratio
+    row = bench_load._target("n_jobs=1", 1.0, "serial", 1.0, 1.05, paired=[1.2], balanced=[])
+    assert row["ratio"] == 1.2 and not row["met"] and row["balanced_pairs"] == 0

@@ -98,11 +98,13 @@ def _target_frame(rows: list[dict]):
     import pandas as pd
 
     cols = ["target", "measured", "reference", "reference_value", "ratio", "goal", "met",
-            "ratio_of_minima", "paired_ratios", "ratio_low", "ratio_high"]
+            "ratio_of_minima", "paired_ratios", "paired_median", "balanced_pairs", "ratio_low",
+            "ratio_high"]
+    counts = ("paired_ratios", "balanced_pairs")
     frame = pd.DataFrame(rows)
-    for col in ("ratio_of_minima", "paired_ratios", "ratio_low", "ratio_high"):  # load's paired rows
+    for col in cols[7:]:  # load's paired rows
         if col in frame.columns:
-            frame[col] = ["" if v is None or v != v else (int(v) if col == "paired_ratios" else v)
+            frame[col] = ["" if v is None or v != v else (int(v) if col in counts else v)
                           for v in frame[col]]
     frame["goal"] = [("\u2265 " if r.get("higher_is_better") else "\u2264 ") + f"{r['goal']:g}"
                      for r in rows]
@@ -127,11 +129,15 @@ def _write_summary(out: Path) -> None:
     if targets:
         text += ("\n## Targets\n\nEach target beside its reference, measured in the same run; "
                  "`ratio` = measured / reference, `goal` the ratio asked for; where `paired_ratios` "
-                 "is given (the `load` part), `ratio` is the median of that many ratios of the fit "
-                 "and its reference timed back to back, `ratio_low` to `ratio_high` a "
-                 "distribution-free interval for that median (order statistics of the ratios; "
-                 "95 % where there are 6 or more, the whole range below that: its coverage is in "
-                 "the part's table), and `ratio_of_minima` = measured / "
+                 "is given (the `load` part), that many ratios of the fit and its reference were "
+                 "timed back to back, in reversed order every other repeat (`paired_median`: their "
+                 "median); where `balanced_pairs` is given, `ratio` is the median of that many "
+                 "geometric means of a forward and the next, reversed, repeat's ratios (which "
+                 "cancels a penalty for the fit that runs first after the other process), else "
+                 "the median of the paired ratios; `ratio_low` to `ratio_high` a "
+                 "distribution-free interval for that median (order statistics; "
+                 "95 % where there are 6 or more values, the whole range below that: its coverage "
+                 "is in the part's table), and `ratio_of_minima` = measured / "
                  "reference, the minima over the same repeats.\n\n"
                  + _markdown(_target_frame(targets)) + "\n")
     (out / "SUMMARY.md").write_text(text + "\n" + "\n".join(sections))
