@@ -365,12 +365,11 @@ def balanced_ratios(ratios) -> list[float]:
     partner is left out.  On an idle VM the first fit a process runs after waiting for the other
     process is slower (its core idled): the serial reference in forward repeats, the variant in
     reversed ones.  Idle OHSUMED Fold1, 31 repeats (``n_jobs=1`` against ``NUMBA_NUM_THREADS=1``,
-    the same one-thread code): forward 0.93-0.98, reversed 0.99-1.10, so the median of all the
-    ratios lands at either mode by chance.  The mean of log ratios of a forward and a reversed
+    the same one-thread code), medians per fit of 9 fits: forward 0.93-0.99, reversed 0.99-1.10,
+    so the median of all the ratios lands at either mode by chance.  The mean of log ratios of a forward and a reversed
     repeat cancels a penalty that is the same factor in both orders (a two-period crossover)."""
     r = [float(x) for x in ratios]
     return [float(np.sqrt(r[i] * r[i + 1])) for i in range(0, len(r) - 1, 2)]
-
 
 
 def _groups(dflt_fits: dict, ser_fits: dict) -> list[list[tuple[int, str, str]]]:
@@ -441,7 +440,7 @@ def _run_pair(quick: bool, problem: int, equal_file: str | None,
                     got[(side, fit, label)] = pair[side].ask(op="time", fit=fit, label=label)
                     _merge_times(out[side][prob].setdefault(fit, {}), got[(side, fit, label)])
                 _paired(out, prob, got)
-        for fit, times in out[0][prob].items():  # lists of this call only: index parity = order
+        for times in out[0][prob].values():  # lists of this call only: index parity = order
             for key in [k for k in times if k.startswith(PAIRED)]:
                 times[BALANCED + key[len(PAIRED):]] = balanced_ratios(times[key])
         return out
