@@ -102,7 +102,7 @@ def _target_frame(rows: list[dict]):
             "ratio_high"]
     counts = ("paired_ratios", "balanced_pairs")
     frame = pd.DataFrame(rows)
-    for col in cols[7:]:  # load's paired rows
+    for col in cols[cols.index("met") + 1:]:  # load's paired rows
         if col in frame.columns:
             frame[col] = ["" if v is None or v != v else (int(v) if col in counts else v)
                           for v in frame[col]]

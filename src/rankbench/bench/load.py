@@ -366,8 +366,9 @@ def balanced_ratios(ratios) -> list[float]:
     process is slower (its core idled): the serial reference in forward repeats, the variant in
     reversed ones.  Idle OHSUMED Fold1, 31 repeats (``n_jobs=1`` against ``NUMBA_NUM_THREADS=1``,
     the same one-thread code), medians per fit of 9 fits: forward 0.93-0.99, reversed 0.99-1.10,
-    so the median of all the ratios lands at either mode by chance.  The mean of log ratios of a forward and a reversed
-    repeat cancels a penalty that is the same factor in both orders (a two-period crossover)."""
+    so the median of all the ratios lands at either mode by chance.  The mean of log ratios of a
+    forward and a reversed repeat cancels a penalty that is the same factor in both orders (a
+    two-period crossover)."""
     r = [float(x) for x in ratios]
     return [float(np.sqrt(r[i] * r[i + 1])) for i in range(0, len(r) - 1, 2)]
 
