@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankbench.bench.__main__ import _filled_tables, _write_html, _write_summary
+from rankbench.bench.__main__ import _filled_tables, _markdown, _write_html, _write_summary
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -142,6 +142,52 @@ def test_index_html_has_the_targets_table_and_each_parts_figures(tmp_path):
     assert "<h2 id=\"Targets\">Targets</h2>" in page
     assert "<td>tree Hv per read of X</td>" in page and "<td>≤ 2.5</td>" in page
     assert page.index('<h2 id="accuracy">') < page.index('<img src="accuracy_p.png"')
+
+
+def test_summary_targets_come_from_the_committed_md_alone(tmp_path):
+    """SUMMARY.md's targets table is read back from each part's .md (the JSON is never committed,
+    so a fresh machine has none): the same rows, and the same printed values, as the rows the
+    part returned; a part's rows without a goal stay out."""
+    from rankbench.bench.__main__ import _target_frame, md_targets
+
+    rows = [
+        {"part": "targets", "case": "a", "target": "tree Hv per read of X, CSR 1000000 x 47236",
+         "reference": "one read of X", "measured": 0.32190271000013126,
+         "reference_value": 0.08646004399997764, "ratio": 3.7231384013662367, "goal": 4.0,
+         "met": True, "higher_is_better": False},
+        {"part": "targets", "case": "b", "target": "scipy X @ v per read of X (context)",
+         "reference": "one read of X", "measured": 0.1526, "reference_value": 0.0822,
+         "ratio": 1.856, "goal": float("inf"), "met": True, "higher_is_better": False},
+        {"part": "targets", "case": "c", "target": "tron_tree speed-up with 2 threads",
+         "reference": "1 thread", "measured": 0.65, "reference_value": 0.455, "ratio": 1.428,
+         "goal": 1.6, "met": False, "higher_is_better": True, "identical_weights": True},
+        {"part": "targets", "case": "d", "target": "fit memory", "reference": "bytes of X",
+         "measured": 199272945, "reference_value": 904036148, "ratio": 0.2204, "goal": 0.25,
+         "met": True, "higher_is_better": False},
+        {"part": "targets", "case": "e", "seconds": 1.5e7, "note": "no goal: not a target"},
+    ]
+    load = [{"part": "load", "case": "x", "target": "busy loop: MQ2008 Fold1 tron_tree default",
+             "measured": 0.0158, "reference": "NUMBA_NUM_THREADS=1", "reference_value": 0.0157,
+             "ratio": 1.003, "goal": 1.25, "met": True, "higher_is_better": False,
+             "ratio_of_minima": 0.998, "paired_ratios": 31, "paired_median": 1.01,
+             "balanced_pairs": 15, "ratio_low": -0.5, "ratio_high": 1.04}]
+    for part, part_rows in (("targets", rows), ("load", load)):
+        (tmp_path / f"{part}.md").write_text(f"## {part}\n\nrun line 1e5 | 2\n\n"
+                                            + "\n\n".join(_filled_tables(part_rows)) + "\n")
+    read = md_targets((tmp_path / "targets.md").read_text())
+    # in the .md's order (tables by the columns rows fill: "c" has one more); "e" has no goal
+    assert [r["case"] for r in read] == ["a", "b", "d", "c"]
+    by_case = {r["case"]: r for r in read}
+    assert by_case["b"]["goal"] == float("inf") and by_case["c"]["higher_is_better"] is True
+    assert by_case["c"]["met"] is False
+    assert by_case["d"]["measured"] == 1.993e8  # as printed: 4 significant digits
+    assert md_targets((tmp_path / "load.md").read_text())[0]["ratio_low"] == -0.5
+    _write_summary(tmp_path)
+    table = (tmp_path / "SUMMARY.md").read_text().split("## Targets", 1)[1].split("\n## ", 1)[0]
+    expected = _markdown(_target_frame([r for r in rows + load if "goal" in r]))
+    assert sorted(ln for ln in table.splitlines() if ln.startswith("| ")) == sorted(
+        ln for ln in expected.splitlines() if ln.startswith("| "))
+    assert "| tron_tree speed-up with 2 threads | 0.65 | 1 thread | 0.455 | 1.428 | \u2265 1.6 | False |" in table
 
 
 def test_per_read_alternates_the_operation_and_the_read_and_keeps_each_minimum():
