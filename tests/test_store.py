@@ -167,3 +167,30 @@ def test_concurrent_writers_never_corrupt(tmp_path):
     assert all(len(r["extra"]["blob"]) == 2000 for r in records)
     leftovers = [p for p in Path(root).rglob("*") if p.name.startswith(".")]
     assert leftovers == []
+
+
+def test_a_record_with_a_non_finite_per_query_value_is_corrupt(tmp_path):
+    """NaN (a non-strict writer), an int beyond float range (valid JSON: it made the check raise
+    OverflowError, so a scan stopped instead of naming the file) and a bool are no metric values:
+    the record is corrupt, by name; metrics the same."""
+    from rankbench.store import _is_number
+
+    assert not _is_number(10**400) and _is_number(10**300) and not _is_number(True)
+    store = ResultStore(tmp_path)
+    rec = make_record(1)
+    rec["per_query"] = {"test": {"qid": ["a", "b", "c"], "ndcg@10": [0.5, None, 1.0]}}
+    store.append(rec)
+    assert store.get(rec["run_id"])["per_query"]["test"]["ndcg@10"] == [0.5, None, 1.0]
+    (path,) = tmp_path.rglob(f"{rec['run_id']}.json")
+    for bad in (float("nan"), 10**400, True):  # NaN from a non-strict writer, an int past float
+        obj = json.loads(path.read_text())
+        obj["per_query"]["test"]["ndcg@10"][1] = bad
+        path.write_text(json.dumps(obj))
+        with pytest.raises(CorruptRecordError, match="per_query.test.ndcg@10 holds a value"):
+            store.get(rec["run_id"])
+    obj = json.loads(path.read_text())
+    obj["per_query"]["test"]["ndcg@10"][1] = None
+    obj["metrics"]["test"]["map"] = 10**400
+    path.write_text(json.dumps(obj))
+    records, corrupt = store.scan()
+    assert records == [] and corrupt[0][0] == path and "metrics.test.map" in corrupt[0][1]

@@ -152,8 +152,14 @@ def _is_int(v: Any) -> bool:
 def _is_number(v: Any) -> bool:
     """A finite JSON number, or null (strict JSON has no NaN or infinity; Python's reader
     accepts them, and ``1e400`` reads as infinity)."""
-    return v is None or (isinstance(v, int | float) and not isinstance(v, bool)
-                         and math.isfinite(v))
+    if v is None:
+        return True
+    if not isinstance(v, int | float) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an int beyond float range (JSON allows it): no metric value
+        return False
 
 
 def _validate_record(obj: Any) -> str | None:
