@@ -5,8 +5,9 @@ ignores; ``make bench`` asks for the committed ``results/bench``): each part's r
 ``<part>.json`` (never committed) and its Markdown tables as ``<part>.md`` (rows grouped by the
 columns they fill, so no table carries an empty column), the figures a part draws
 (``accuracy_<problem>.png``), ``SUMMARY.md`` (one table of the targets, read back from the
-parts' committed ``.md`` tables, so a run of one part keeps every other part's targets; then every part's latest
-section, each with its own commit, time and load; the README cites it instead of copying
+parts' committed ``.md`` tables, so a run of one part keeps every other part's targets; then
+every part's latest section, each with its own commit, time and load; the README cites it
+instead of copying
 numbers that would drift) and ``index.html`` (the same as a page, with the figures).
 ``--config PART=PATH`` gives a part that reads a config (``accuracy``: conf/bench/accuracy.yaml)
 another file.
@@ -127,6 +128,11 @@ def _cell_value(text: str):
         return text
 
 
+def _cells(line: str) -> list[str]:
+    """The cells of one row of a Markdown table ``_markdown`` wrote."""
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
 def md_targets(text: str) -> list[dict]:
     """The target rows (those with a ``goal``) of a part's .md, read back from its tables: the
     record that is committed (the .json is not, and a new machine has none), with each value as
@@ -138,10 +144,9 @@ def md_targets(text: str) -> list[dict]:
             table.append(line)
             continue
         if len(table) > 2:
-            head = [c.strip() for c in table[0].strip().strip("|").split("|")]
+            head = _cells(table[0])
             for body in table[2:]:
-                cells = [c.strip() for c in body.strip().strip("|").split("|")]
-                row = {k: _cell_value(v) for k, v in zip(head, cells, strict=True)}
+                row = {k: _cell_value(v) for k, v in zip(head, _cells(body), strict=True)}
                 if row.get("goal") is not None:
                     rows.append(row)
         table = []
@@ -215,10 +220,9 @@ def _write_html(out: Path) -> None:
         if not table:
             return
         head, rows = table[0], table[2:]
-        cells = lambda line: [c.strip() for c in line.strip().strip("|").split("|")]  # noqa: E731
-        body.append("<table><thead><tr>" + "".join(f"<th>{inline(c)}</th>" for c in cells(head))
+        body.append("<table><thead><tr>" + "".join(f"<th>{inline(c)}</th>" for c in _cells(head))
                     + "</tr></thead><tbody>" + "".join(
-                        "<tr>" + "".join(f"<td>{inline(c)}</td>" for c in cells(r)) + "</tr>"
+                        "<tr>" + "".join(f"<td>{inline(c)}</td>" for c in _cells(r)) + "</tr>"
                         for r in rows) + "</tbody></table>")
         table.clear()
 
