@@ -158,7 +158,10 @@ def operation_rows(quick: bool) -> list[dict]:
 
 
 def thread_rows(quick: bool) -> list[dict]:
-    """tron_tree on the dense problem with 1 and 2 numba threads (interleaved, min of 3)."""
+    """tron_tree on the dense problem with 1 and 2 numba threads (interleaved, min of 5).  Min of
+    3 was not enough here: a one-thread fit ran in 0.65 s in one run of the targets part and in
+    0.88-0.92 s in three reruns of this row alone (AMD EPYC, stop 44), while the two-thread fit
+    took 0.46-0.51 s in all four, so the row read 1.43 in the first run and 1.73-1.94 after."""
     import numba
 
     from rankbench.estimators.ranksvm import RankSVM
@@ -170,7 +173,7 @@ def thread_rows(quick: bool) -> list[dict]:
     RankSVM(C=C, solver="tron_tree", n_jobs=1).fit(X[:2000], y[:2000], qid[:2000])
     best = {1: float("inf"), 2: float("inf")}
     coef = {}
-    for _ in range(3):
+    for _ in range(5):
         for n_jobs in (1, 2):
             m = RankSVM(C=C, solver="tron_tree", n_jobs=n_jobs).fit(X, y, qid)
             best[n_jobs] = min(best[n_jobs], m.fit_time_)

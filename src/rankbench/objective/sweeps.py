@@ -181,7 +181,21 @@ def tree_fun_ascending(n, k, zs, rs, m, c, power, gs, hs, F, pa):
     (partners h with s_h < z_i and higher rank; the tree indexed by reversed rank, so "higher
     rank" is a prefix, no cancellation); adds into gs, hs, writes pa.  It neither reads what
     ``tree_fun_descending`` writes nor adds to L, so the two may run at once into separate
-    columns (``tree._tree_fun_wide``)."""
+    columns (``tree._tree_fun_wide``, through ``tree_fun_ascending_set``)."""
+    _ascending(n, k, zs, rs, m, c, power, gs, hs, F, pa, True)
+
+
+@njit(cache=True, fastmath=False)
+def tree_fun_ascending_set(n, k, zs, rs, m, c, power, gs, hs, F, pa):
+    """``tree_fun_ascending`` writing its terms instead of adding them: gs[p] = 0.0 + term, the
+    value added into a cleared column (0.0 + -0.0 is +0.0), and 0.0 where p has no partner; so
+    the columns need no clearing first."""
+    _ascending(n, k, zs, rs, m, c, power, gs, hs, F, pa, False)
+
+
+@njit(cache=True, inline="always")
+def _ascending(n, k, zs, rs, m, c, power, gs, hs, F, pa, add):
+    # add: a constant of each caller, folded away where it is inlined
     size = k + 1
     F[:FW_LANES * size] = 0.0
     ptr = 0
@@ -195,14 +209,27 @@ def tree_fun_ascending(n, k, zs, rs, m, c, power, gs, hs, F, pa):
         cnt, S, _ = _fw3_prefix(F, k - 1 - rs[p])
         if cnt > 0.0:
             dg, dh = _lower_terms(power, c, m, zi, cnt, S)
-            gs[p] += dg
-            hs[p] += dh
+            _put(gs, hs, p, dg, dh, add)
+        elif not add:
+            gs[p] = 0.0
+            hs[p] = 0.0
 
 
 @njit(cache=True, fastmath=False)
 def tree_fun_descending(n, k, zs, rs, m, c, power, gs, hs, F, pd):
     """The descending sweep of ``_tree_fun_sorted``: each document in the preferred role
     (partners l with z_l > s_i and lower rank); adds into gs, hs, writes pd; returns L."""
+    return _descending(n, k, zs, rs, m, c, power, gs, hs, F, pd, True)
+
+
+@njit(cache=True, fastmath=False)
+def tree_fun_descending_set(n, k, zs, rs, m, c, power, gs, hs, F, pd):
+    """``tree_fun_descending`` writing its terms, as ``tree_fun_ascending_set``."""
+    return _descending(n, k, zs, rs, m, c, power, gs, hs, F, pd, False)
+
+
+@njit(cache=True, inline="always")
+def _descending(n, k, zs, rs, m, c, power, gs, hs, F, pd, add):
     size = k + 1
     F[:FW_LANES * size] = 0.0
     value = 0.0
@@ -219,10 +246,23 @@ def tree_fun_descending(n, k, zs, rs, m, c, power, gs, hs, F, pd):
         cnt, S, S2 = _fw3_prefix(F, rs[p])
         if cnt > 0.0:
             dg, dh, dv = _upper_terms(power, c, m, zi, cnt, S, S2)
-            gs[p] += dg
-            hs[p] += dh
+            _put(gs, hs, p, dg, dh, add)
             value += dv
+        elif not add:
+            gs[p] = 0.0
+            hs[p] = 0.0
     return value
+
+
+@njit(cache=True, inline="always")
+def _put(gs, hs, p, dg, dh, add):
+    """gs[p] += dg, hs[p] += dh (``add``), or the values so added into cleared columns: 0.0 + dg."""
+    if add:
+        gs[p] += dg
+        hs[p] += dh
+    else:
+        gs[p] = 0.0 + dg
+        hs[p] = 0.0 + dh
 
 
 @njit(cache=True, fastmath=False)

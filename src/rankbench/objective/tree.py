@@ -48,8 +48,8 @@ from rankbench.objective.sweeps import (
     sweep_work,
     table_scratch,
     table_work,
-    tree_fun_ascending,
-    tree_fun_descending,
+    tree_fun_ascending_set,
+    tree_fun_descending_set,
 )
 
 # queries per parallel chunk of ``tree_fun`` / ``tree_hess`` (each chunk allocates its scratch
@@ -87,24 +87,23 @@ def _tree_fun_wide(order, a, n, k, qrank, z, m, c, power, gz, diag, pa, pd, zs, 
     """One query's part of ``tree_fun`` (rows a..a+n-1, k >= 2 levels) on two threads: the
     gather and the scatter by halves, the ascending sweep (into gs, hs) beside the descending
     one (into g2, h2, and L).  Each document gets gz += (0 + asc) + (0 + desc) against the serial
-    (0 + asc) + desc: the same value (a sign of zero aside, which gz's +0.0 start absorbs)."""
+    (0 + asc) + desc: the same value (a sign of zero aside, which gz's +0.0 start absorbs).  The
+    sweeps write their columns (``sweeps.tree_fun_ascending_set``) instead of adding into columns
+    the gather cleared: one query of 1e6 rows, 2 levels, 2 threads, AMD EPYC, min of 15 calls in
+    three runs: 54-57 ms against 64-98 ms with the four columns cleared (the same bits)."""
     for h in prange(2):
         t0, t1 = _half(h, n)
         for t in range(t0, t1):
             i = order[a + t]
             zs[t] = z[i]
             rs[t] = qrank[i]
-            gs[t] = 0.0
-            hs[t] = 0.0
-            g2[t] = 0.0
-            h2[t] = 0.0
     vals = np.zeros(2)
     for role in prange(2):
         F = np.empty(FW_LANES * (k + 1))
         if role == 0:
-            tree_fun_ascending(n, k, zs, rs, m, c, power, gs, hs, F, pa)
+            tree_fun_ascending_set(n, k, zs, rs, m, c, power, gs, hs, F, pa)
         else:
-            vals[1] = tree_fun_descending(n, k, zs, rs, m, c, power, g2, h2, F, pd)
+            vals[1] = tree_fun_descending_set(n, k, zs, rs, m, c, power, g2, h2, F, pd)
     for h in prange(2):
         t0, t1 = _half(h, n)
         for t in range(t0, t1):
