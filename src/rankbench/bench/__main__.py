@@ -7,8 +7,8 @@ columns they fill, so no table carries an empty column), the figures a part draw
 (``accuracy_<problem>.png``), ``SUMMARY.md`` (one table of the targets, read back from the
 parts' committed ``.md`` tables, so a run of one part keeps every other part's targets; then
 every part's latest section, each with its own commit, time and load; the README cites it
-instead of copying
-numbers that would drift) and ``index.html`` (the same as a page, with the figures).
+instead of copying numbers that would drift) and ``index.html`` (the same as a page, with the
+figures).
 ``--config PART=PATH`` gives a part that reads a config (``accuracy``: conf/bench/accuracy.yaml)
 another file.
 """
