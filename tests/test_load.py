@@ -485,6 +485,35 @@ def test_warm_up_takes_two_rounds_unless_a_fit_takes_seconds(monkeypatch):
     assert fits == []
 
 
+def test_a_warm_up_round_that_compiled_is_followed_by_another(monkeypatch):
+    """``_warm``: a first round of seconds that compiled a numba kernel (an empty on-disk cache)
+    does not set the repeats; the second round's time does, so a 15 ms fit gets its 31 repeats."""
+    from types import SimpleNamespace
+
+    import numba
+
+    from rankbench.bench import load as bench_load
+
+    fits = []
+
+    class Est:
+        def __init__(self, n):
+            self.n = n
+
+        def fit(self, X, y, qid=None):
+            if not fits:  # the first fit compiles a function numba has never seen
+                numba.njit(lambda a: a + 1)(1)
+            fits.append(self.n)
+            return self
+
+    small = SimpleNamespace(shape=(50_000, 46))
+    clock = iter([0.0, 3.0, 10.0, 10.015])  # compiling: 3 s; then 15 ms
+    monkeypatch.setattr(bench_load.time, "perf_counter", lambda: next(clock))
+    seconds = bench_load._warm("tron_tree", Est, [("default", None)], small, None, None)
+    assert seconds == pytest.approx(0.015) and fits == [None, None]
+    assert bench_load._repeats(small, seconds) == 31
+
+
 def test_a_pair_whose_worker_hangs_is_killed_and_reported(monkeypatch):
     """A worker that never answers (here: one that sleeps instead of loading its problem) is
     killed when the pair's time runs out, and the run fails with the worker's exit, not a hang."""

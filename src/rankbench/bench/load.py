@@ -158,19 +158,27 @@ def _warm(fit, make, variants, X, y, qid) -> float:
     0.1 s, and got the 7 repeats of a slow fit), and on the problems of over 100k documents the
     second and third fits of a fresh process were often slower than the later ones (480k x 46
     tron_tree: 357-394 against 264-348 ms).  A LIBLINEAR fit is a program of its own (nothing
-    to compile): not run, and 0 on the LETOR sets, a fit of seconds on the larger problems."""
+    to compile): not run, and 0 on the LETOR sets, a fit of seconds on the larger problems.
+
+    A round in which numba compiled a kernel (its on-disk cache empty: a fresh checkout or
+    worktree) is followed by another whatever it took: stop 45's run from a new worktree timed
+    idle OHSUMED's first ``tron_counting``, SPD and LambdaMART rounds at over 2 s of compiling,
+    so 15 ms fits got 2 repeats, and ``tron_counting n_jobs=1`` read 1.31 from one pair."""
     if fit.startswith(LIBLINEAR):
         return 10.0 if X.shape[0] > 100_000 else 0.0
+    from numba.core import event
 
-    def one_round() -> float:
-        t = time.perf_counter()
-        for _label, n in variants:
-            make(n).fit(X, y, qid=qid)
-        return (time.perf_counter() - t) / len(variants)
+    def one_round() -> tuple[float, bool]:
+        with event.install_recorder("numba:compile") as compiled:
+            t = time.perf_counter()
+            for _label, n in variants:
+                make(n).fit(X, y, qid=qid)
+            seconds = (time.perf_counter() - t) / len(variants)
+        return seconds, bool(compiled.buffer)
 
-    seconds = one_round()
-    if seconds < 2.0:
-        seconds = one_round()
+    seconds, compiled = one_round()
+    if seconds < 2.0 or compiled:
+        seconds, _ = one_round()
     return seconds
 
 
