@@ -151,6 +151,33 @@ def test_group_order_by_level_is_stable_within_levels():
     assert np.array_equal(border, want)
 
 
+@pytest.mark.parametrize("levels", [2, 5])
+def test_group_order_by_level_of_a_wide_query_is_the_stable_partition(levels):
+    """The wide query (``score_order.wide_query``: one holding most documents) is partitioned on
+    two threads, its first half filling each bucket forward from its start and its second half
+    backward from its end; the result is the stable partition of the score order by label
+    (numpy's lexsort), with levels that one half lacks and tied scores."""
+    from rankbench.objective.score_order import WIDE_DOCS, wide_query
+
+    rng = np.random.default_rng(5)
+    sizes = [7, WIDE_DOCS + 1001, 3, 12]
+    ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(ptr[-1])
+    y = rng.integers(0, levels, n).astype(float)
+    a, b = ptr[1], ptr[2]
+    y[a:(a + b) // 2][y[a:(a + b) // 2] == levels - 1] = 0  # the top level only in the second half
+    z = np.round(rng.standard_normal(n), 2)  # ties
+    assert wide_query(ptr) == 1
+    lv = QueryLevels.from_labels(y, ptr)
+    order = sort_within_queries(z, ptr)
+    border = group_order_by_level(order, ptr, lv.qrank, lv.n_levels, lv.bucket_bounds,
+                                  lv.bucket_offsets, np.full(n, -1, dtype=np.int64))
+    # within a level, the score order (ties by document index, as the sort leaves them)
+    want = np.concatenate([lo + np.lexsort((np.arange(hi - lo), z[lo:hi], y[lo:hi]))
+                           for lo, hi in zip(ptr[:-1], ptr[1:], strict=True)])
+    assert np.array_equal(border, want)
+
+
 def _oracle_answers(name, X, y, ptr, w, v):
     o = make_oracle(name, X, y, ptr, C=0.1)
     f = o.fun(w)

