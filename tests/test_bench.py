@@ -213,3 +213,35 @@ def test_per_read_alternates_the_operation_and_the_read_and_keeps_each_minimum()
         targets.read_call = real
     assert calls == ["op", "read", "read", "op", "op", "read", "read", "op"]
     assert t_op >= 0.003 > t_read > 0.0
+
+
+def test_ours_x_v_is_timed_against_scipys_in_alternating_rounds(monkeypatch):
+    """The row of rankbench's X v against scipy's X @ v times the two in alternating rounds
+    (``targets.alternating``), not ours first and scipy's after it."""
+    import scipy.sparse as sp
+
+    from rankbench.bench import targets
+    from rankbench.objective import products
+
+    calls = []
+    real_matvec = products.XProducts.matvec
+    real_alternating = targets.alternating
+    monkeypatch.setattr(products.XProducts, "matvec",
+                        lambda self, v, **k: (calls.append("ours"), real_matvec(self, v, **k))[1])
+
+    def alternating(op, ref, rounds=7):
+        calls.append("start")
+        return real_alternating(op, lambda: (calls.append("ref"), ref())[1], rounds)
+
+    monkeypatch.setattr(targets, "alternating", alternating)
+    X = sp.random(300, 40, density=0.1, format="csr", random_state=0)
+    y = np.zeros(300)
+    y[::3] = 1.0
+    ptr = np.array([0, 300])
+    monkeypatch.setattr(targets, "_problems", lambda quick: iter([("CSR 300 x 40", X, y, ptr, 0.1)]))
+    rows = targets.operation_rows(True)
+    first = calls.index("start")
+    assert calls[:first] == ["ours"]  # the untimed warm-up call
+    assert calls[first + 1:first + 15] == ["ours", "ref", "ref", "ours"] * 3 + ["ours", "ref"]
+    assert rows[0]["target"].startswith("X v (rankbench, all threads) per scipy's")
+    assert rows[0]["reference"] == "scipy X @ v"

@@ -74,28 +74,33 @@ def read_seconds(X, repeats: int = 7) -> float:
     return _tmin(read_call(X), repeats)
 
 
-def per_read(op, X, rounds: int = 7) -> tuple[float, float]:
-    """(min seconds of op, min seconds of one read of X) over rounds that time them back to back,
-    in alternating order: the operation and its reference see the same moments of the machine.
-    Timed apart (the read first, then every operation of the problem, minutes later), a slow
-    stretch of this VM (1.5-2x for seconds to minutes) that fell on the operations and not on the
-    read moved a row by as much: the unchanged Jacobi diagonal of one 1e6-row query read 2.5 reads
-    in one run and 4.2 in the next."""
-    read = read_call(X)
-    t_op = t_read = float("inf")
+def alternating(op, ref, rounds: int = 7) -> tuple[float, float]:
+    """(min seconds of op, min seconds of ref) over rounds that time them back to back, in
+    alternating order (op first in even rounds): the operation and its reference see the same
+    moments of the machine.  Timed apart, a slow stretch of this VM (1.5-2x for seconds to
+    minutes) that fell on one and not the other moved a row by as much: the unchanged Jacobi
+    diagonal of one 1e6-row query read 2.5 reads in one run and 4.2 in the next, and ours X v
+    read 0.79 and 1.04 of scipy's (stops 45 and 46) while the two were timed apart."""
+    t_op = t_ref = float("inf")
     for r in range(rounds):
         for which in ((0, 1) if r % 2 == 0 else (1, 0)):
             t = time.perf_counter()
             if which == 0:
                 op()
             else:
-                read()
+                ref()
             dt = time.perf_counter() - t
             if which == 0:
                 t_op = min(t_op, dt)
             else:
-                t_read = min(t_read, dt)
-    return t_op, t_read
+                t_ref = min(t_ref, dt)
+    return t_op, t_ref
+
+
+def per_read(op, X, rounds: int = 7) -> tuple[float, float]:
+    """(min seconds of op, min seconds of one read of X), timed in alternating rounds
+    (``alternating``)."""
+    return alternating(op, read_call(X), rounds)
 
 
 def _problems(quick: bool):
@@ -126,11 +131,12 @@ def operation_rows(quick: bool) -> list[dict]:
             prod = XProducts(X, ptr)
             v = rng.standard_normal(X.shape[1])
             prod.matvec(v)
-            t_ours = _tmin(lambda prod=prod, v=v: prod.matvec(v), 7)
-            t_scipy, t_read = per_read(lambda X=X, v=v: X @ v, X)
+            t_ours, t_scipy = alternating(lambda prod=prod, v=v: prod.matvec(v),
+                                          lambda X=X, v=v: X @ v)
             common = {"problem": name, "x_mb": _x_bytes(X) / 2**20, "oracle": "X v"}
             rows.append(_row(f"X v (rankbench, all threads) per scipy's X @ v (1 thread), {name}",
                              "scipy X @ v", t_ours, t_scipy, 1.0, **common))
+            t_scipy, t_read = per_read(lambda X=X, v=v: X @ v, X)
             rows.append(_row(f"scipy X @ v per read of X, {name} (context: not a target)",
                              "one read of X", t_scipy, t_read, float("inf"), **common))
             del prod
