@@ -162,8 +162,9 @@ def _warm(fit, make, variants, X, y, qid) -> float:
 
     A round in which numba compiled a kernel (its on-disk cache empty: a fresh checkout or
     worktree) is followed by another whatever it took: stop 45's run from a new worktree timed
-    idle OHSUMED's first ``tron_counting``, SPD and LambdaMART rounds at over 2 s of compiling,
-    so 15 ms fits got 2 repeats, and ``tron_counting n_jobs=1`` read 1.31 from one pair."""
+    idle OHSUMED's first ``tron_counting`` and SPD rounds at over 2 s of compiling, so 15 ms
+    fits got 2 repeats, and ``tron_counting n_jobs=1`` read 1.31 from one pair (an empty cache:
+    the first ``tron_counting`` fit 133 s, SPD's 31 s)."""
     if fit.startswith(LIBLINEAR):
         return 10.0 if X.shape[0] > 100_000 else 0.0
     from numba.core import event

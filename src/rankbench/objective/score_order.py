@@ -256,13 +256,8 @@ def _group_wide(order, a, e, q, qrank, n_levels, bucket_bounds, bucket_offsets, 
     for h in prange(2):
         cursor = np.empty(k, dtype=np.int64)
         if h == 0:
-            for r in range(k):
-                cursor[r] = bucket_bounds[off + r]
-            for p in range(a, mid):
-                i = order[p]
-                r = qrank[i]
-                border[cursor[r]] = i
-                cursor[r] += 1
+            _group_query(order, a, mid, q, qrank, n_levels, bucket_bounds, bucket_offsets, border,
+                         cursor)
         else:
             for r in range(k):
                 cursor[r] = bucket_bounds[off + r + 1]
