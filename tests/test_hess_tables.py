@@ -151,6 +151,90 @@ def test_tree_hv_finished_in_the_sweep_equals_the_generic_epilogue_bit_for_bit(k
     assert np.abs(got).max() > 0
 
 
+def _reference_tree_fun(o, z, m, c, gz, diag):
+    """``tree.tree_fun`` query by query as it was written before its one-pass path: each query's
+    scores and ranks gathered, ``_tree_fun_sorted`` into cleared columns, then added into gz and
+    diag (in place); the per-query values summed in query order."""
+    lv = o.levels
+    ptr, order = lv.query_ptr, o._order
+    n_docs = z.shape[0]
+    pa, pd = np.zeros(n_docs, dtype=np.int32), np.zeros(n_docs, dtype=np.int32)
+    vals = np.zeros(ptr.shape[0] - 1)
+    for q in range(ptr.shape[0] - 1):
+        a, e, k = ptr[q], ptr[q + 1], int(lv.n_levels[q])
+        if k < 2:
+            continue
+        rows = order[a:e]
+        gs, hs = np.zeros(e - a), np.zeros(e - a)
+        vals[q] = _tree_fun_sorted(e - a, k, z[rows].copy(), lv.qrank[rows].copy(), m, c, 2, gs,
+                                   hs, np.empty(FW_LANES * (k + 1)), pa[a:e], pd[a:e])
+        gz[rows] += gs
+        diag[rows] += hs
+    value = 0.0
+    for v in vals:
+        value += v
+    return value, pa, pd
+
+
+@pytest.mark.parametrize("k", [2, 3, TABLE_LEVELS, TABLE_LEVELS + 2])
+@pytest.mark.parametrize("n_queries", [40, 300])
+def test_tree_fun_and_hess_one_pass_paths_equal_the_per_query_reference_bit_for_bit(k, n_queries):
+    """``tree_fun``'s queries sweep ascending into their columns and scatter from the descending
+    sweep (``tree_fun_ascending_set``, ``tree_fun_descending_scatter``), and ``tree_hess``'s
+    table queries gather inside table A and write their rows from the lookups
+    (``_table_hess_query``): L, dL/dz, the curvature, the sweeps' pointers and H_L d must be
+    those of the per-query reference (cleared columns, ``_tree_fun_sorted``, the table or
+    Fenwick Hv, scatter) to the bit, with ties, one-level queries and more than TABLE_LEVELS
+    levels (the Fenwick Hv)."""
+    from rankbench.objective.sweep_oracle import SweepOracle
+    from rankbench.objective.tree import _NO_DIAG, tree_fun, tree_hess
+
+    X, y, ptr, rng = _problem(n_queries, k, False, seed=11 * k + n_queries)
+    o = make_oracle("tree", X, y, ptr, C=0.3)
+    w = rng.standard_normal(X.shape[1]) * 0.3
+    o.fun(w)
+    z = np.round(o._z * 4) / 4  # ties inside queries; the order below is theirs
+    o.loss_at_scores(z)
+    lv = o.levels
+    m, c = o._m, o._c
+    # tree_fun adds its piece: into columns that already hold values, as a second piece finds them
+    gz, diag = rng.standard_normal(o.n_docs), rng.random(o.n_docs)
+    want_gz, want_diag = gz.copy(), diag.copy()
+    want_value, want_pa, want_pd = _reference_tree_fun(o, o._z, m, c, want_gz, want_diag)
+    pa, pd = np.zeros(o.n_docs, dtype=np.int32), np.zeros(o.n_docs, dtype=np.int32)
+    value = tree_fun(o._order, lv.query_ptr, lv.qrank, lv.n_levels, o._z, m, c, 2, gz, diag, pa,
+                     pd, o._work()[0], o._wide_work())
+    assert value == want_value and value > 0
+    for got, want in ((gz, want_gz), (diag, want_diag), (pa, want_pa), (pd, want_pd)):
+        assert np.array_equal(got, want)
+    # H_L d, through the tables (k <= TABLE_LEVELS) or the Fenwick sweep, both ways tree_hess
+    # returns it: added into gamma, and finished over d
+    d = rng.standard_normal(o.n_docs)
+    gamma0 = rng.standard_normal(o.n_docs)
+    gamma = gamma0.copy()
+    tree_hess(o._order, lv.query_ptr, lv.qrank, lv.n_levels, o._z, m, c, d, gamma, pa, pd,
+              *o._work(), _NO_DIAG)
+    want_gamma = np.zeros(o.n_docs)
+    for q in range(ptr.shape[0] - 1):
+        a, e, kq = ptr[q], ptr[q + 1], int(lv.n_levels[q])
+        if kq < 2:
+            continue
+        rows = o._order[a:e]
+        gams = np.zeros(e - a)
+        if kq <= TABLE_LEVELS:
+            A, B = np.empty((e - a + 1) * kq), np.empty((e - a + 1) * kq)
+            _table_hess_sorted(e - a, kq, lv.qrank[rows].copy(), pa[a:e], pd[a:e], c,
+                               d[rows].copy(), gams, A, B)
+        else:
+            _tree_hess_sorted(e - a, kq, o._z[rows].copy(), lv.qrank[rows].copy(), m, c,
+                              d[rows].copy(), gams, np.empty(kq + 1))
+        want_gamma[rows] += gams
+    assert np.array_equal(gamma, gamma0 + want_gamma) and np.abs(want_gamma).max() > 0
+    finished = o._hess_z(d.copy())  # tree_hess with diag: 2 (diag d - gamma) over d
+    assert np.array_equal(finished, SweepOracle._hess_z(o, d.copy()))
+    assert np.array_equal(finished, (o._diag * d - want_gamma) * 2.0)
+
+
 # ------------------------------------------------ the counting oracle's Hv over gathered scores
 @pytest.mark.parametrize("k", [2, 3, 5])
 @pytest.mark.parametrize("n_queries", [1, 3])

@@ -215,21 +215,35 @@ def _ascending(n, k, zs, rs, m, c, power, gs, hs, F, pa, add):
             hs[p] = 0.0
 
 
+_NO_ROWS = np.empty(0, dtype=np.int64)  # _descending's order, gz, diag when it does not scatter
+_NO_VALUES = np.empty(0)
+
+
 @njit(cache=True, fastmath=False)
 def tree_fun_descending(n, k, zs, rs, m, c, power, gs, hs, F, pd):
     """The descending sweep of ``_tree_fun_sorted``: each document in the preferred role
     (partners l with z_l > s_i and lower rank); adds into gs, hs, writes pd; returns L."""
-    return _descending(n, k, zs, rs, m, c, power, gs, hs, F, pd, True)
+    return _descending(n, k, zs, rs, m, c, power, gs, hs, F, pd, True, _NO_ROWS, 0, _NO_VALUES,
+                       _NO_VALUES, False)
 
 
 @njit(cache=True, fastmath=False)
 def tree_fun_descending_set(n, k, zs, rs, m, c, power, gs, hs, F, pd):
     """``tree_fun_descending`` writing its terms, as ``tree_fun_ascending_set``."""
-    return _descending(n, k, zs, rs, m, c, power, gs, hs, F, pd, False)
+    return _descending(n, k, zs, rs, m, c, power, gs, hs, F, pd, False, _NO_ROWS, 0, _NO_VALUES,
+                       _NO_VALUES, False)
+
+
+@njit(cache=True, fastmath=False)
+def tree_fun_descending_scatter(n, k, zs, rs, m, c, power, gs, hs, F, pd, order, a, gz, diag):
+    """``tree_fun_descending`` after ``tree_fun_ascending_set``, adding each finished position
+    into its row as it goes (gz[order[a + p]] += gs[p], diag likewise: ``scatter_add_pair``'s
+    additions, one position at a time), so the query needs no scatter pass."""
+    return _descending(n, k, zs, rs, m, c, power, gs, hs, F, pd, True, order, a, gz, diag, True)
 
 
 @njit(cache=True, inline="always")
-def _descending(n, k, zs, rs, m, c, power, gs, hs, F, pd, add):
+def _descending(n, k, zs, rs, m, c, power, gs, hs, F, pd, add, order, a, gz, diag, scatter):
     size = k + 1
     F[:FW_LANES * size] = 0.0
     value = 0.0
@@ -251,6 +265,10 @@ def _descending(n, k, zs, rs, m, c, power, gs, hs, F, pd, add):
         elif not add:
             gs[p] = 0.0
             hs[p] = 0.0
+        if scatter:
+            i = order[a + p]
+            gz[i] += gs[p]
+            diag[i] += hs[p]
     return value
 
 
@@ -324,12 +342,32 @@ def _prefix_tables(n, k, rs, ds, A, B):
 def prefix_table_up(n, k, rs, ds, A):
     """Table A of ``_prefix_tables``; independent of B (``prefix_table_down``), so the two may be
     made at once (``tree._tree_hess_wide``)."""
+    _table_up(n, k, rs, ds, A, _NO_ROWS, 0, _NO_VALUES, rs, False)
+
+
+@njit(cache=True, inline="always")
+def gather_table_up(n, k, rs, ds, A, order, a, d, qrank):
+    """``prefix_table_up`` over the query of rows a..a+n-1 gathered in score order as it goes:
+    ds[t] = d[order[a + t]], rs[t] = qrank[order[a + t]] (``gather_directions``' and
+    ``gather_ranks``' values), so the query needs no gather pass of its own."""
+    _table_up(n, k, rs, ds, A, order, a, d, qrank, True)
+
+
+@njit(cache=True, inline="always")
+def _table_up(n, k, rs, ds, A, order, a, d, qrank, gather):
     s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
     for lv in range(k):
         A[lv] = 0.0
     for t in range(n):
-        x = ds[t]
-        r = rs[t]
+        if gather:
+            i = order[a + t]
+            x = d[i]
+            r = qrank[i]
+            ds[t] = x
+            rs[t] = r
+        else:
+            x = ds[t]
+            r = rs[t]
         base = (t + 1) * k
         s0 += x if r > 0 else 0.0
         s1 += x if r > 1 else 0.0
