@@ -50,8 +50,8 @@ from rankbench.objective.sweeps import (
     table_scratch,
     table_work,
     tree_fun_ascending_set,
-    tree_fun_descending_scatter,
     tree_fun_descending_set,
+    tree_fun_rows,
 )
 
 # queries per parallel chunk of ``tree_fun`` / ``tree_hess`` (each chunk allocates its scratch
@@ -142,12 +142,8 @@ def tree_fun(order, query_ptr, qrank, n_levels, z, m, c, power, gz, diag, pa, pd
             a = query_ptr[q]
             n = query_ptr[q + 1] - a
             gather_query(order, a, a + n, z, qrank, zs, rs)
-            # _tree_fun_sorted into cleared columns and their scatter, in two passes instead of
-            # four, the same bits: MQ2008 Fold1 train (queries of 5-121 documents), one thread,
-            # min of 400 calls in three alternating runs, 162-165 us against 246-252 us
-            tree_fun_ascending_set(n, k, zs, rs, m, c, power, gs, hs, F, pa[a:a + n])
-            vals[q] = tree_fun_descending_scatter(n, k, zs, rs, m, c, power, gs, hs, F,
-                                                  pd[a:a + n], order, a, gz, diag)
+            vals[q] = tree_fun_rows(n, k, zs, rs, m, c, power, gs, hs, F, pa[a:a + n],
+                                    pd[a:a + n], order, a, gz, diag)
     if wq >= 0 and n_levels[wq] >= 2:
         a = query_ptr[wq]
         n = query_ptr[wq + 1] - a
@@ -202,7 +198,15 @@ def _table_hess_query(order, a, n, k, qrank, c, d, gamma, pa, pd, rs, ds, A, B, 
     bit for bit the same f, gradient and Hv."""
     gather_table_up(n, k, rs, ds, A, order, a, d, qrank)
     prefix_table_down(n, k, rs, ds, B)
-    for p in range(n):
+    _table_rows(order, a, 0, n, k, c, d, gamma, pa, pd, rs, ds, A, B, diag, finish)
+
+
+@njit(cache=True, inline="always")
+def _table_rows(order, a, t0, t1, k, c, d, gamma, pa, pd, rs, ds, A, B, diag, finish):
+    """Positions t0..t1-1 of a query (rows a..): the partner sums g = 0.0 + c * (A + B) read from
+    the prefix tables at the loss sweep's pointers, added into gamma, or (``finish``) written
+    over d as 2 (diag d - g); ``_table_hess_query`` and ``_tree_hess_wide``'s halves."""
+    for p in range(t0, t1):
         r = rs[p]
         g = 0.0 + c * (A[pa[p] * k + r] + B[pd[p] * k + r])
         i = order[a + p]
@@ -231,14 +235,7 @@ def _tree_hess_wide(order, a, n, k, qrank, c, d, gamma, pa, pd, rs, ds, A, B, di
             prefix_table_down(n, k, rs, ds, B)
     for h in prange(2):
         t0, t1 = _half(h, n)
-        for p in range(t0, t1):
-            r = rs[p]
-            g = 0.0 + c * (A[pa[p] * k + r] + B[pd[p] * k + r])
-            i = order[a + p]
-            if finish:
-                d[i] = (diag[i] * ds[p] - (0.0 + g)) * 2.0
-            else:
-                gamma[i] += g
+        _table_rows(order, a, t0, t1, k, c, d, gamma, pa, pd, rs, ds, A, B, diag, finish)
 
 
 @njit(cache=True, parallel=True)
@@ -343,11 +340,8 @@ def _tree_query_fun(dense, Xd, indptr, indices, data, ref_ptr, ref_cols, ref_val
         n = e - a
         gather_query(order, a, e, z, qrank, zs, rs)
         if offs.shape[0] == 1:  # one piece: as ``tree_fun``, no clearing or scatter pass
-            m = m0 + offs[0]
-            c = c0 * wts[0]
-            tree_fun_ascending_set(n, k, zs, rs, m, c, pows[0], gs, hs, F, pa[prow[0], a:e])
-            val += tree_fun_descending_scatter(n, k, zs, rs, m, c, pows[0], gs, hs, F,
-                                               pd[prow[0], a:e], order, a, gz, diag)
+            val += tree_fun_rows(n, k, zs, rs, m0 + offs[0], c0 * wts[0], pows[0], gs, hs, F,
+                                 pa[prow[0], a:e], pd[prow[0], a:e], order, a, gz, diag)
         else:
             gs[:n] = 0.0
             hs[:n] = 0.0
