@@ -354,48 +354,6 @@ def test_a_serving_worker_answers_one_fit_per_request(monkeypatch):
     assert set(spd) >= {"default"}
 
 
-def test_the_one_thread_fits_of_two_repeats_share_a_cpu_and_every_cpu_takes_its_turn():
-    """``one_thread_cpu``: n_jobs=1 and the serial reference pinned, to the same CPU in a forward
-    repeat and the reversed one after it, the CPUs in turn; a default fit never."""
-    from rankbench.bench.load import one_thread_cpu
-
-    cpus = [0, 1]
-    got = [[one_thread_cpu(side, label, r, cpus) for r in range(6)]
-           for side, label in ((0, "n_jobs=1"), (1, "default"), (0, "default"))]
-    assert got == [[0, 0, 1, 1, 0, 0], [0, 0, 1, 1, 0, 0], [None] * 6]
-    assert one_thread_cpu(1, "default", 3, []) is None  # no affinity mask: not pinned
-
-
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no os.sched_setaffinity here")
-def test_a_time_request_with_a_cpu_runs_the_fit_on_that_cpu_alone(monkeypatch):
-    """``serve`` pins the fit of a request that names a CPU (``pinned``) and gives the thread its
-    CPUs back after; a request without one, and a CPU outside the mask, run unpinned."""
-    import io
-    import json
-
-    from rankbench.bench import load as bench_load
-
-    before = os.sched_getaffinity(0)
-    cpu = max(before)
-    seen = []
-
-    def fake_time_once(make, label, n, X, y, qid):
-        seen.append(os.sched_getaffinity(0))
-        return {label: 1.0}
-
-    monkeypatch.setattr(bench_load, "_problems", _tiny_problems)
-    monkeypatch.setattr(bench_load, "_time_once", fake_time_once)
-    reqs = [{"op": "time", "fit": "tron_tree", "label": "n_jobs=1", "cpu": cpu},
-            {"op": "time", "fit": "tron_tree", "label": "default", "cpu": None},
-            {"op": "time", "fit": "tron_tree", "label": "n_jobs=1", "cpu": 10_000}]
-    stdout = io.StringIO()
-    stdin = io.StringIO("".join(json.dumps(r) + "\n" for r in reqs))
-    bench_load.serve(True, True, None, 0, stdin=stdin, stdout=stdout)
-    assert seen == [{cpu}, before, before]
-    assert os.sched_getaffinity(0) == before
-    assert len(stdout.getvalue().splitlines()) == 4  # the head and three replies
-
-
 def test_a_pair_of_workers_times_each_fit_beside_its_serial_reference(monkeypatch):
     """``_run_pair`` asks the default and the serial worker for one fit at a time: per repeat
     the default fit, its n_jobs=1 variant and the reference back to back, reversed every other
@@ -418,10 +376,8 @@ def test_a_pair_of_workers_times_each_fit_beside_its_serial_reference(monkeypatc
         def read(self):
             return self.reply
 
-        def ask(self, op, fit, label=None, cpu=None):
+        def ask(self, op, fit, label=None):
             log.append((self.side, op, fit, label))
-            if op == "time":
-                cpus.append((self.side, fit, label, cpu))
             if op == "warm":
                 return {"repeats": 2 if fit == "LIBLINEAR ranksvm" else
                         3 if self.side == "default" else 2}
@@ -431,15 +387,9 @@ def test_a_pair_of_workers_times_each_fit_beside_its_serial_reference(monkeypatc
         def close(self):
             log.append((self.side, "close", None, None))
 
-    cpus = []
     monkeypatch.setattr(bench_load, "_Served", Fake)
-    monkeypatch.setattr(bench_load.os, "sched_getaffinity", lambda pid: {5, 3}, raising=False)
     default, serial = bench_load._run_pair(True, 0, None)
     timed = [(s, fit, lab) for s, op, fit, lab in log if op == "time" and fit != "SPD"]
-    # the one-thread fits (n_jobs=1, the serial reference) of repeats 1 and 2 on the first CPU;
-    # the default fits and LIBLINEAR's not pinned
-    assert [c for s, fit, lab, c in cpus if fit == "tron_tree"] == [None, 3, 3, 3, 3, None]
-    assert {c for s, fit, lab, c in cpus if fit != "tron_tree" and s == "default"} == {None}
     lib = ("default", "LIBLINEAR ranksvm", "default")
     assert timed == [("default", "tron_tree", "default"), ("default", "tron_tree", "n_jobs=1"),
                      ("serial", "tron_tree", "default"), lib,

@@ -11,10 +11,7 @@ rankbench.bench.load --serve``): one with the default thread settings, which tim
 its defaults and again with ``n_jobs=1``, and one with ``NUMBA_NUM_THREADS=1`` (the serial
 reference).  The parent asks them for one fit at a time, the default fit, its ``n_jobs=1``
 variant and the reference back to back (reversed every other repeat), so a fit and its reference
-see the same moment of the machine; the other worker waits on its pipe meanwhile.  The two
-one-thread fits of a repeat (the ``n_jobs=1`` variant and the serial reference) run with their
-thread pinned to the same CPU, the CPU changing every two repeats (``one_thread_cpu``), so that the
-rows about the same one-thread code in two processes compare it on the same core.  Each time is
+see the same moment of the machine; the other worker waits on its pipe meanwhile.  Each time is
 the minimum over ``rounds`` (default 1) and repeats (``_repeats``: 7 to 31 on problems of up to
 100k documents, 3 to 7 on the larger ones, by the fit's time; 2 for a fit of seconds; warm-up
 fits first, numba compilation excluded); a target's
@@ -43,7 +40,6 @@ import os
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 
 import numpy as np
 
@@ -274,8 +270,7 @@ def serve(quick: bool, with_n_jobs: bool, equal: dict | None, problem: int, stdi
     ``NUMBA_NUM_THREADS=1`` reference (another serving process) are timed milliseconds apart.
     First line: ``{"problem": name, "fits": {fit: [label, ...]}}``; then per request line
     ``{"op": "warm", "fit": f}`` -> ``{"repeats": r}`` or ``{"op": "time", "fit": f, "label": l}``
-    (optionally ``"cpu": c``: the fit's thread pinned to CPU c, ``pinned``) -> ``_time_once``'s
-    dict; each reply one line prefixed ``@load ``."""
+    -> ``_time_once``'s dict; each reply one line prefixed ``@load ``."""
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     count = 0  # the problems seen: one pass generates them (the 480k one takes seconds)
@@ -300,49 +295,7 @@ def serve(quick: bool, with_n_jobs: bool, equal: dict | None, problem: int, stdi
             reply({"repeats": _repeats(X, _warm(req["fit"], make, list(variants.items()), X, y,
                                                  qid), quick)})
         else:
-            with pinned(req.get("cpu")):
-                times = _time_once(make, req["label"], variants[req["label"]], X, y, qid)
-            reply(times)
-
-
-def one_thread_cpu(side: int, label: str, repeat: int, cpus: list[int]) -> int | None:
-    """The CPU that repeat ``repeat``'s fit (side 0: the default worker, 1: the serial one) runs
-    its thread on, or None (not pinned): the one-thread fits, the ``n_jobs=1`` variant and the
-    serial reference, both on ``cpus[(repeat // 2) % len(cpus)]``, the same CPU for a forward
-    repeat and the reversed one after it (``balanced_ratios``), every CPU in turn.
-
-    Why: a process stays on its core for seconds, and the cores of this VM do not run at one
-    speed (likely another guest on a core's sibling thread, and each process's warm caches).
-    The same one-thread fit in two processes (MQ2008 Fold1, both ``NUMBA_NUM_THREADS=1``, 61
-    paired repeats in alternating order), unpinned: paired median 1.042 for ``lbfgs_tree``
-    (medians 32.4 against 26.1 ms); both pinned to one CPU, two runs of ``lbfgs_tree`` and
-    ``tron_tree``: 1.000-1.003 (medians within 0.6 ms).  ``n_jobs=1`` against the serial
-    process, ``lbfgs_tree``, ``tron_tree``, ``sgd_queries`` and ``cutting_plane``, two runs each:
-    0.943-1.059 unpinned, 0.958-1.019 pinned.  The load part's idle run at 98360cdc missed 1.05
-    on three such rows (up to 1.122), each with an interval that held 1.05.  The default fit is not
-    pinned: it uses every core it finds idle (``parallel.resolve_n_jobs``)."""
-    if not cpus or not (side == 1 or label == "n_jobs=1"):
-        return None
-    return cpus[(repeat // 2) % len(cpus)]
-
-
-@contextmanager
-def pinned(cpu: int | None):
-    """Run the calling thread on ``cpu`` alone inside the block, then on the CPUs it had (only
-    this thread: numba's workers keep theirs).  None, a CPU outside the affinity mask or a
-    platform without ``os.sched_setaffinity``: not pinned."""
-    if cpu is None or not hasattr(os, "sched_setaffinity"):
-        yield
-        return
-    before = os.sched_getaffinity(0)
-    if cpu not in before:
-        yield
-        return
-    os.sched_setaffinity(0, {cpu})
-    try:
-        yield
-    finally:
-        os.sched_setaffinity(0, before)
+            reply(_time_once(make, req["label"], variants[req["label"]], X, y, qid))
 
 
 def equal_settings(quick: bool) -> dict:
@@ -469,8 +422,7 @@ def _run_pair(quick: bool, problem: int, equal_file: str | None,
     the two workers run side by side (one waits while the other fits) and the parent asks them
     for one fit at a time, alternating: each repeat times the default fit, its n_jobs=1 variant,
     the serial reference and (for ``tron_tree`` and its equal-accuracy fit) LIBLINEAR's fit back
-    to back (``_groups``), in reverse order every other repeat, the one-thread fits of a repeat
-    on one CPU (``one_thread_cpu``).  A fit and its reference thus see
+    to back (``_groups``), in reverse order every other repeat.  A fit and its reference thus see
     the same moment of the machine (timed by whole workers, seconds or minutes apart, the default
     and the n_jobs=1 fits read up to 1.5x their serial reference on an idle machine, n_jobs=1
     being the same one-thread code).  Each time is the minimum over the repeats; the ratio of
@@ -488,7 +440,6 @@ def _run_pair(quick: bool, problem: int, equal_file: str | None,
             w.head = w.read()
         prob = pair[0].head["problem"]
         out = ({prob: {}}, {prob: {}})
-        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
         for group in _groups(pair[0].head["fits"], pair[1].head["fits"]):
             warm = {(side, fit): pair[side].ask(op="warm", fit=fit)["repeats"]
                     for side, fit in dict.fromkeys((s, f) for s, f, _ in group)}
@@ -496,8 +447,7 @@ def _run_pair(quick: bool, problem: int, equal_file: str | None,
             for r in range(repeats):
                 got = {}
                 for side, fit, label in group if r % 2 == 0 else group[::-1]:
-                    got[(side, fit, label)] = pair[side].ask(
-                        op="time", fit=fit, label=label, cpu=one_thread_cpu(side, label, r, cpus))
+                    got[(side, fit, label)] = pair[side].ask(op="time", fit=fit, label=label)
                     _merge_times(out[side][prob].setdefault(fit, {}), got[(side, fit, label)])
                 _paired(out, prob, got)
         for times in out[0][prob].values():  # lists of this call only: index parity = order
