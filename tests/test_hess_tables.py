@@ -181,10 +181,10 @@ def _reference_tree_fun(o, z, m, c, gz, diag):
 def test_tree_fun_and_hess_one_pass_paths_equal_the_per_query_reference_bit_for_bit(k, n_queries):
     """``tree_fun``'s queries sweep ascending into their columns and scatter from the descending
     sweep (``tree_fun_rows``), and ``tree_hess``'s table queries gather inside table A and write
-    their rows from the lookups (``_table_hess_query``): L, dL/dz, the curvature, the sweeps' pointers and H_L d must be
-    those of the per-query reference (cleared columns, ``_tree_fun_sorted``, the table or
-    Fenwick Hv, scatter) to the bit, with ties, one-level queries and more than TABLE_LEVELS
-    levels (the Fenwick Hv)."""
+    their rows from the lookups (``_table_hess_query``): L, dL/dz, the curvature, the sweeps'
+    pointers and H_L d must be those of the per-query reference (cleared columns,
+    ``_tree_fun_sorted``, the table or Fenwick Hv, scatter) to the bit, with ties, one-level
+    queries and more than TABLE_LEVELS levels (the Fenwick Hv)."""
     from rankbench.objective.sweep_oracle import SweepOracle
     from rankbench.objective.tree import _NO_DIAG, tree_fun, tree_hess
 
