@@ -245,3 +245,43 @@ def test_ours_x_v_is_timed_against_scipys_in_alternating_rounds(monkeypatch):
     assert calls[first + 1:first + 15] == ["ours", "ref", "ref", "ours"] * 3 + ["ours", "ref"]
     assert rows[0]["target"].startswith("X v (rankbench, all threads) per scipy's")
     assert rows[0]["reference"] == "scipy X @ v"
+
+
+def test_operation_rows_time_every_operation_with_blas_on_one_thread_as_a_fit_does(monkeypatch):
+    """The per-operation rows time the oracles in a fit's thread context: BLAS on one thread
+    (``parallel.one_blas_thread``, around RankSVM's optimizer), so that f's ``w @ w`` does not
+    wake a BLAS thread that then spins beside the numba kernels (stop 50: 1.4x the one-query
+    X w); the caller's BLAS thread count is given back after."""
+    import scipy.sparse as sp
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from rankbench import parallel
+    from rankbench.bench import targets
+
+    def blas_threads():
+        return {m["filepath"]: m["num_threads"] for m in threadpool_info() if m["user_api"] == "blas"}
+
+    seen = []
+    real_alternating = targets.alternating
+
+    def alternating(op, ref, rounds=7):
+        seen.append(blas_threads())
+        return real_alternating(op, ref, 1)
+
+    monkeypatch.setattr(targets, "alternating", alternating)
+    # no controller cached by an earlier test, from before a BLAS library this one sees loaded
+    monkeypatch.setattr(parallel, "_BLAS", {})
+    X = sp.random(300, 40, density=0.1, format="csr", random_state=0)
+    y = np.zeros(300)
+    y[::3] = 1.0
+    ptr = np.array([0, 300])
+    monkeypatch.setattr(targets, "_problems", lambda quick: iter([("CSR 300 x 40", X, y, ptr, 0.1)]))
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        assert before and set(before.values()) == {2}
+        rows = targets.operation_rows(True)
+        # the libraries loaded before (numpy's, whose dot f calls); the run may load more
+        assert {k: v for k, v in blas_threads().items() if k in before} == before
+    # X v against scipy, scipy against the read, then f+grad, Hv and the diagonal of two oracles
+    assert len(seen) == 2 + 2 * 3 and len(rows) == 2 + 2 * 3
+    assert all({k: v for k, v in s.items() if k in before} == {k: 1 for k in before} for s in seen)
