@@ -241,7 +241,8 @@ def test_ours_x_v_is_timed_against_scipys_in_alternating_rounds(monkeypatch):
     monkeypatch.setattr(targets, "_problems", lambda quick: iter([("CSR 300 x 40", X, y, ptr, 0.1)]))
     rows = targets.operation_rows(True)
     first = calls.index("start")
-    assert calls[:first] == ["ours"]  # the untimed warm-up call
+    # the untimed warm-up call, then the oracles' own warm-up products (built before any timing)
+    assert calls[0] == "ours" and set(calls[:first]) == {"ours"}
     assert calls[first + 1:first + 15] == ["ours", "ref", "ref", "ours"] * 3 + ["ours", "ref"]
     assert rows[0]["target"].startswith("X v (rankbench, all threads) per scipy's")
     assert rows[0]["reference"] == "scipy X @ v"
@@ -285,3 +286,52 @@ def test_operation_rows_time_every_operation_with_blas_on_one_thread_as_a_fit_do
     # X v against scipy, scipy against the read, then f+grad, Hv and the diagonal of two oracles
     assert len(seen) == 2 + 2 * 3 and len(rows) == 2 + 2 * 3
     assert all({k: v for k, v in s.items() if k in before} == {k: 1 for k in before} for s in seen)
+
+
+def test_operation_rows_keep_each_minimum_over_passes_apart_and_every_pass_ratio(monkeypatch):
+    """Each per-operation row is measured in passes some seconds apart (``operation_rows``):
+    it keeps the minimum of the operation and of its reference over all passes, which may come
+    from different passes, and each pass's ratio; quick runs take one pass, with no wait."""
+    import rankbench.objective as objective
+    from rankbench.bench import targets
+
+    state = {"pass": 0, "i": 0, "sleeps": []}
+
+    def per_read(op, X, rounds=7):
+        t = script[state["pass"]][state["i"]]
+        state["i"] += 1
+        if state["i"] == len(script[state["pass"]]):
+            state["pass"] += 1
+            state["i"] = 0
+        return t
+
+    def sleep(s):
+        state["sleeps"].append(s)
+
+    monkeypatch.setattr(targets, "per_read", per_read)
+    monkeypatch.setattr(targets.time, "sleep", sleep)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 4))
+    y = np.tile([0.0, 1.0, 2.0], 20)
+    ptr = np.array([0, 30, 60])
+    monkeypatch.setattr(targets, "_problems", lambda quick: iter([("dense 60 x 4", X, y, ptr, 0.1)]))
+    oracles = []
+    real = objective.make_oracle
+    monkeypatch.setattr(objective, "make_oracle",
+                        lambda name, *a, **k: oracles.append(name) or real(name, *a, **k))
+    # pass -> (operation, reference) of each row: tree f+grad, Hv, diagonal, then counting's
+    script = {0: [(3.0, 1.0), (2.0, 1.5)] + [(9.0, 9.0)] * 4,
+              1: [(5.0, 2.0), (6.0, 1.0)] + [(9.0, 9.0)] * 4}
+    rows = targets.operation_rows(True, passes=2, gap_s=7.0)
+    assert oracles == ["tree", "counting"]  # built once, timed in both passes
+    assert state["sleeps"] == [7.0] and state["pass"] == 2
+    fg, hv = rows[0], rows[1]
+    assert fg["target"].startswith("tree f+grad") and hv["target"].startswith("tree Hv")
+    assert (fg["measured"], fg["reference_value"], fg["ratio"]) == (3.0, 1.0, 3.0)
+    assert fg["pass_ratios"] == [3.0, 2.5]
+    assert (hv["measured"], hv["reference_value"]) == (2.0, 1.0)  # 2.0 from pass 0, 1.0 from pass 1
+    assert hv["ratio"] == 2.0 and hv["pass_ratios"] == [1.3333, 6.0]
+    assert len(rows) == 6 and all(len(r["pass_ratios"]) == 2 for r in rows)
+    state.update({"pass": 0, "i": 0, "sleeps": []})
+    script = {0: [(1.0, 1.0)] * 6}
+    assert len(targets.operation_rows(True)) == 6 and state["sleeps"] == [] and state["pass"] == 1
