@@ -408,6 +408,9 @@ def test_a_pair_of_workers_times_each_fit_beside_its_serial_reference(monkeypatc
     assert tron["balanced default"] == [pytest.approx((1 / 3 * 8 / 6) ** 0.5)]
     assert tron["balanced n_jobs=1"] == [pytest.approx((2 / 3 * 7 / 6) ** 0.5)]
     assert tron["balanced LIBLINEAR ranksvm"] == [pytest.approx((0.5 / 2.0 * 4.0 / 2.5) ** 0.5)]
+    # this pair's median of its balanced ratios, a one-item list that the pairs of a problem join
+    assert tron["pair median default"] == [pytest.approx((1 / 3 * 8 / 6) ** 0.5)]
+    assert tron["pair median n_jobs=1"] == [pytest.approx((2 / 3 * 7 / 6) ** 0.5)]
     assert serial["p"]["tron_tree"] == {"default": 3.0, "default fit_time_": 1.5}
     assert "LIBLINEAR ranksvm" not in serial["p"]
     assert [s for s, op, _, _ in log if op == "close"] == ["default", "serial"]
@@ -610,3 +613,97 @@ def test_balanced_ratios_cancel_a_penalty_on_whichever_fit_runs_first_after_the_
     # without balanced ratios (a row of one repeat), the paired median is the ratio
     row = bench_load._target("n_jobs=1", 1.0, "serial", 1.0, 1.05, paired=[1.2], balanced=[])
     assert row["ratio"] == 1.2 and not row["met"] and row["balanced_pairs"] == 0
+
+
+def test_a_problem_is_timed_by_several_pairs_of_workers_and_its_rows_take_the_median_over_them(
+        monkeypatch):
+    """The experimental unit of a row is a pair of worker processes: repeats within one pair
+    share its processes (idle, one pair per problem read OHSUMED newton_tree n_jobs=1 0.98-1.04
+    in five runs and 1.14-1.17 in two).  ``_run_loads`` times each LETOR problem by
+    ``PROCESS_PAIRS`` fresh pairs (the larger and the LIBLINEAR-only problems by one), each pair
+    taking its share of the repeats; a row's ratio is the median of the pairs' medians and its
+    interval is over the pairs.  Hand-worked on scripted pairs: pair medians 1.20, 0.98, 1.01,
+    1.02, 1.00 give 1.01 (met), where the 16 pooled balanced ratios (8 of them 1.20, from the
+    first pair) have the median 1.11 and the mean of the pair medians is 1.042; the interval
+    over 5 pairs is their range with coverage 1 - 2^-4."""
+    from rankbench.bench import load as bench_load
+
+    assert bench_load._process_pairs("OHSUMED Fold1", 12_000, False) == bench_load.PROCESS_PAIRS
+    assert bench_load.PROCESS_PAIRS >= 3
+    assert bench_load._process_pairs("OHSUMED Fold1", 12_000, True) == 1
+    assert bench_load._process_pairs("dense 480092 x 46", 480_092, False) == 1
+    assert bench_load._process_pairs("synthetic 81k x 60", 81_000, False) == 1
+    # repeats shared out over the pairs: even (forward and reversed alike), at least 2
+    assert bench_load._pair_repeats(31, 5) == 8 and bench_load._pair_repeats(7, 5) == 2
+    assert bench_load._pair_repeats(2, 5) == 2 and bench_load._pair_repeats(31, 1) == 31
+    assert bench_load._pair_repeats(7, 3) == 4
+
+    monkeypatch.setattr(bench_load, "_problems", lambda quick: iter([
+        ("OHSUMED Fold1", np.zeros((10, 2)), None, None, 1.0),
+        ("dense 200000 x 2", np.zeros((200_000, 2)), None, None, 1.0)]))
+    pair_medians = iter([1.20, 0.98, 1.01, 1.02, 1.00])
+    calls = []
+
+    def fake_pair(quick, problem, equal_file, timeout=0.0, pairs=1):
+        calls.append((problem, pairs))
+        name = ["OHSUMED Fold1", "dense 200000 x 2"][problem]
+        m = next(pair_medians) if problem == 0 else 1.0
+        n = 8 if m == 1.2 else 2  # balanced ratios of this pair, scripted
+        times = {"default": 1.0, "n_jobs=1": m, "paired default": [1.0] * 2 * n,
+                 "paired n_jobs=1": [m] * 2 * n, "balanced default": [1.0] * n,
+                 "balanced n_jobs=1": [m] * n, "pair median default": [1.0],
+                 "pair median n_jobs=1": [m]}
+        return {name: {"tron_tree": times}}, {name: {"tron_tree": {"default": 1.0}}}
+
+    monkeypatch.setattr(bench_load, "_run_pair", fake_pair)
+    monkeypatch.setattr(bench_load, "LOADS", ("idle",))
+    monkeypatch.setattr(bench_load, "_start_load", lambda load: None)
+    rows = bench_load._run_loads(False, None, {}, "")
+    assert calls == [(0, 5)] * 5 + [(1, 1)]
+    row = next(r for r in rows if r["case"] == "idle: OHSUMED Fold1 tron_tree n_jobs=1")
+    pooled = [1.20] * 8 + [0.98] * 2 + [1.01] * 2 + [1.02] * 2 + [1.00] * 2
+    assert np.median(pooled) == pytest.approx(1.11)
+    assert row["ratio"] == pytest.approx(1.01) and row["met"]
+    assert row["process_pairs"] == 5 and row["pair_ratios"] == [1.2, 0.98, 1.01, 1.02, 1.0]
+    assert row["paired_ratios"] == 2 * len(pooled) and row["balanced_pairs"] == len(pooled)
+    assert (row["ratio_low"], row["ratio_high"]) == (pytest.approx(0.98), pytest.approx(1.2))
+    assert row["interval_coverage"] == pytest.approx(1 - 2 / 2 ** 5)
+    one = next(r for r in rows if r["case"] == "idle: dense 200000 x 2 tron_tree n_jobs=1")
+    assert one["process_pairs"] == 1 and "pair_ratios" not in one
+    # rounds given: that many pairs for every problem
+    calls.clear()
+    pair_medians = iter([1.0] * 10)
+    bench_load._run_loads(False, 2, {}, "")
+    assert calls == [(0, 2), (0, 2), (1, 2), (1, 2)]
+
+
+def test_each_of_several_pairs_of_workers_takes_its_share_of_the_repeats(monkeypatch):
+    """``_run_pair(pairs=5)`` times a fit whose ``_repeats`` are 31 in 8 repeats (31 / 5 rounded
+    up to an even count), and in all 31 when the pair is the problem's only one."""
+    from rankbench.bench import load as bench_load
+
+    asked = []
+
+    class Fake:
+        def __init__(self, quick, serial, problem, equal_file):
+            self.reply = {"problem": "p", "fits": {"tron_tree": ["default"]}}
+
+        def read(self):
+            return self.reply
+
+        def ask(self, op, fit, label=None):
+            if op == "warm":
+                return {"repeats": 31}
+            asked.append(fit)
+            return {label: 1.0}
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(bench_load, "_Served", Fake)
+    default, _ = bench_load._run_pair(True, 0, None, pairs=5)
+    assert len(asked) == 2 * 8  # the default worker's fit and the serial one, 8 repeats each
+    assert default["p"]["tron_tree"]["pair median default"] == [1.0]
+    asked.clear()
+    bench_load._run_pair(True, 0, None)
+    assert len(asked) == 2 * 31

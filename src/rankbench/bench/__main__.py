@@ -101,8 +101,8 @@ def _target_frame(rows: list[dict]):
 
     cols = ["target", "measured", "reference", "reference_value", "ratio", "goal", "met",
             "ratio_of_minima", "paired_ratios", "paired_median", "balanced_pairs", "ratio_low",
-            "ratio_high"]
-    counts = ("paired_ratios", "balanced_pairs")
+            "ratio_high", "process_pairs"]
+    counts = ("paired_ratios", "balanced_pairs", "process_pairs")
     frame = pd.DataFrame(rows)
     for col in cols[cols.index("met") + 1:]:  # load's paired rows
         if col in frame.columns:

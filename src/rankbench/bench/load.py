@@ -6,17 +6,19 @@ Loads, each started and stopped by this part: ``idle`` (none), ``busy loop`` (on
 ``RankSVM()`` on MQ2008 Fold1 train in a loop, with rankbench's default settings, as a second
 sweep or a job of Hydra's joblib launcher does).
 
-Under each load, per problem, two fresh worker processes run side by side (``python -m
+Under each load, per problem, pairs of fresh worker processes run side by side (``python -m
 rankbench.bench.load --serve``): one with the default thread settings, which times each fit at
 its defaults and again with ``n_jobs=1``, and one with ``NUMBA_NUM_THREADS=1`` (the serial
 reference).  The parent asks them for one fit at a time, the default fit, its ``n_jobs=1``
 variant and the reference back to back (reversed every other repeat), so a fit and its reference
 see the same moment of the machine; the other worker waits on its pipe meanwhile.  Each time is
-the minimum over ``rounds`` (default 1) and repeats (``_repeats``: 7 to 31 on problems of up to
-100k documents, 3 to 7 on the larger ones, by the fit's time; 2 for a fit of seconds; warm-up
-fits first, numba compilation excluded); a target's
-ratio is the median of the ratios of a fit and its reference in the same repeat (``_target``),
-LIBLINEAR's fits being timed in the repeats of the fits they are compared with.
+the minimum over the pairs and repeats (``_repeats``: 7 to 31 on problems of up to 100k
+documents, 3 to 7 on the larger ones, by the fit's time; 2 for a fit of seconds; warm-up fits
+first, numba compilation excluded).  A pair's ratio is the median of the ratios of a fit and its
+reference in the same repeat, and a target's ratio the median over the pairs (``_target``): five
+pairs on OHSUMED and MQ2008, sharing the repeats out (``_process_pairs``, ``_pair_repeats``), one
+on the larger problems.  LIBLINEAR's fits are timed in the repeats of the fits they are compared
+with.
 Problems: OHSUMED and MQ2008 QueryLevelNorm Fold1 train (when ``RANKBENCH_DATA`` has them) and
 the 480k x 46 dense LETOR-like problem of the targets part; fits: the RankSVM solvers of the
 papers (PRSVM on explicit pairs only where its pairs fit in memory, and the hinge cutting plane
@@ -189,6 +191,30 @@ def _warm(fit, make, variants, X, y, qid) -> float:
 # processes) read 0.89 to 1.22 in six runs: wider than the 5 % the n_jobs=1 rows ask about
 REPEAT_BUDGET_S = {"small": 3.0, "large": 5.0}
 INTERVAL_LEVEL = 0.95  # of ``median_interval``
+# fresh pairs of worker processes per problem of up to 100k documents (``_process_pairs``): a
+# pair, not a repeat, is the unit the n_jobs=1 rows vary by.  Idle, one pair per problem, the
+# same code read OHSUMED Fold1 newton_tree n_jobs=1 0.98-1.04 in five runs and 1.14, 1.17
+# (interval 1.005-1.419 over 31 repeats) in two; all 7 OHSUMED rows of one pair over 1.02
+PROCESS_PAIRS = 5
+
+
+def _process_pairs(name: str, n_docs: int, quick: bool) -> int:
+    """Fresh pairs of workers a problem is timed by: ``PROCESS_PAIRS`` for a problem of up to
+    100k documents with serial rows (the LETOR sets), one for the larger problems (a pair of the
+    480k problem takes 11-14 minutes) and for the problems of LIBLINEAR rows only (both programs
+    timed by one worker), and one in ``quick`` runs (the tests')."""
+    if quick or n_docs > 100_000 or _liblinear_rows_only(name):
+        return 1
+    return PROCESS_PAIRS
+
+
+def _pair_repeats(repeats: int, pairs: int) -> int:
+    """A fit's repeats in each of ``pairs`` pairs of workers: its ``_repeats`` shared out
+    (rounded up to an even count, forward and reversed repeats alike, at least 2), so the fits
+    are timed about as often in all as by one pair; one pair takes them all."""
+    if pairs <= 1:
+        return repeats
+    return max(2, 2 * int(np.ceil(repeats / (2 * pairs))))
 
 
 def _repeats(X, warm_seconds: float, quick: bool = False) -> int:
@@ -366,6 +392,7 @@ class _Served:
 PARTNERS = {LIBLINEAR: "tron_tree", EQ_LIB: EQ_OURS}  # LIBLINEAR's fits, timed beside ours
 PAIRED = "paired "  # the key prefix of per-repeat ratios (lists) in a fit's times
 BALANCED = "balanced "  # the same ratios, each repeat in forward order with the next, reversed
+PAIR_MEDIAN = "pair median "  # per pair of workers, the median of its (balanced) ratios
 
 
 def balanced_ratios(ratios) -> list[float]:
@@ -417,7 +444,7 @@ def _paired(out: tuple[dict, dict], prob: str, got: dict) -> None:
 
 
 def _run_pair(quick: bool, problem: int, equal_file: str | None,
-              timeout: float = 3 * 3600.0) -> tuple[dict, dict]:
+              timeout: float = 3 * 3600.0, pairs: int = 1) -> tuple[dict, dict]:
     """({prob: {fit: times}} of the default worker, the same of the serial one) for one problem:
     the two workers run side by side (one waits while the other fits) and the parent asks them
     for one fit at a time, alternating: each repeat times the default fit, its n_jobs=1 variant,
@@ -426,8 +453,11 @@ def _run_pair(quick: bool, problem: int, equal_file: str | None,
     the same moment of the machine (timed by whole workers, seconds or minutes apart, the default
     and the n_jobs=1 fits read up to 1.5x their serial reference on an idle machine, n_jobs=1
     being the same one-thread code).  Each time is the minimum over the repeats; the ratio of
-    each fit and its reference in the same repeat is kept too (``_paired``).  Workers that do
-    not answer within ``timeout`` are killed."""
+    each fit and its reference in the same repeat is kept too (``_paired``), and the median of
+    this pair's ratios (balanced where there are any) as a one-item list under ``PAIR_MEDIAN``,
+    which the ``pairs`` calls of a problem join.  ``pairs``: how many pairs of workers time the
+    problem, each taking its share of the repeats (``_pair_repeats``).  Workers that do not
+    answer within ``timeout`` are killed."""
     import threading
 
     pair: list[_Served] = []
@@ -443,7 +473,8 @@ def _run_pair(quick: bool, problem: int, equal_file: str | None,
         for group in _groups(pair[0].head["fits"], pair[1].head["fits"]):
             warm = {(side, fit): pair[side].ask(op="warm", fit=fit)["repeats"]
                     for side, fit in dict.fromkeys((s, f) for s, f, _ in group)}
-            repeats = min(r for (_s, fit), r in warm.items() if fit not in PARTNERS or len(warm) == 1)
+            repeats = _pair_repeats(min(r for (_s, fit), r in warm.items()
+                                        if fit not in PARTNERS or len(warm) == 1), pairs)
             for r in range(repeats):
                 got = {}
                 for side, fit, label in group if r % 2 == 0 else group[::-1]:
@@ -452,7 +483,10 @@ def _run_pair(quick: bool, problem: int, equal_file: str | None,
                 _paired(out, prob, got)
         for times in out[0][prob].values():  # lists of this call only: index parity = order
             for key in [k for k in times if k.startswith(PAIRED)]:
-                times[BALANCED + key[len(PAIRED):]] = balanced_ratios(times[key])
+                label = key[len(PAIRED):]
+                times[BALANCED + label] = balanced_ratios(times[key])
+                times[PAIR_MEDIAN + label] = [float(np.median(times[BALANCED + label]
+                                                              or times[key]))]
         return out
     finally:
         watchdog.cancel()
@@ -489,7 +523,7 @@ def median_interval(values, level: float = INTERVAL_LEVEL) -> tuple[float, float
 
 
 def _target(case, measured, reference, ref_value, goal, higher_is_better=False, paired=None,
-            balanced=None, **extra):
+            balanced=None, pair_medians=None, **extra):
     """A target row.  ``paired``: the per-repeat ratios of the fit and its reference timed back
     to back (``_paired``), ``paired_ratios`` says how many and ``paired_median`` gives their
     median; ``balanced``: those ratios combined per forward and reversed repeat
@@ -499,9 +533,17 @@ def _target(case, measured, reference, ref_value, goal, higher_is_better=False, 
     The minima of two processes' fits can come from different moments of a VM whose speed drifts
     by more than the 5 % of the n_jobs=1 rows; a pair cannot.  ``ratio_low`` and ``ratio_high``
     bound the median that is the ratio (``median_interval``, coverage ``interval_coverage``): a
-    row whose interval holds its goal is met or missed by less than this VM's noise resolves."""
+    row whose interval holds its goal is met or missed by less than this VM's noise resolves.
+
+    ``pair_medians``: one median per pair of workers that timed the row (``_run_pair``).  From
+    two pairs on, the row's ``ratio`` is their median and the interval is over them (the pairs,
+    not the repeats, are the independent draws: repeats within a pair share that pair's
+    processes); ``process_pairs`` says how many, ``pair_ratios`` lists them."""
     minima = measured / ref_value if ref_value else float("nan")
     basis = balanced or paired
+    over_pairs = pair_medians is not None and len(pair_medians) >= 2
+    if over_pairs:
+        basis = [float(v) for v in pair_medians]
     ratio = float(np.median(basis)) if basis else minima
     met = ratio >= goal if higher_is_better else ratio <= goal
     row = {"part": PART, "case": case, "target": case, "reference": reference,
@@ -511,7 +553,10 @@ def _target(case, measured, reference, ref_value, goal, higher_is_better=False, 
         low, high, coverage = median_interval(basis)
         row.update(ratio_of_minima=minima, paired_ratios=len(paired),
                    paired_median=float(np.median(paired)), balanced_pairs=len(balanced or []),
-                   ratio_low=low, ratio_high=high, interval_coverage=coverage)
+                   ratio_low=low, ratio_high=high, interval_coverage=coverage,
+                   process_pairs=len(pair_medians) if over_pairs else 1)
+        if over_pairs:
+            row["pair_ratios"] = [round(v, 4) for v in basis]
     return row
 
 
@@ -519,7 +564,6 @@ def _target(case, measured, reference, ref_value, goal, higher_is_better=False, 
 def run(quick: bool = False, rounds: int | None = None) -> list[dict]:
     import tempfile
 
-    rounds = rounds or 1
     equal = equal_settings(quick)  # idle, before any load: tolerances, not timings
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(equal, fh)
@@ -529,24 +573,27 @@ def run(quick: bool = False, rounds: int | None = None) -> list[dict]:
         os.unlink(fh.name)
 
 
-def _run_loads(quick: bool, rounds: int, equal: dict, equal_file: str) -> list[dict]:
-    """Per load, per problem, ``rounds`` times: a default and a serial worker, fit by fit
-    (``_run_pair``)."""
+def _run_loads(quick: bool, rounds: int | None, equal: dict, equal_file: str) -> list[dict]:
+    """Per load, per problem, ``rounds`` times (by default ``_process_pairs``): a fresh default
+    and serial worker, fit by fit (``_run_pair``)."""
     rows: list[dict] = []
-    n_problems = sum(1 for _ in _problems(quick))
+    # the pairs of workers per problem: ``rounds`` if given, else by size (``_process_pairs``)
+    pairs = [rounds or _process_pairs(name, X.shape[0], quick)
+             for name, X, *_ in _problems(quick)]
     for load in LOADS:
         proc = _start_load(load)
         try:
             default: dict = {}
             serial: dict = {}
-            for problem in range(n_problems):
-                for _ in range(rounds):
+            for problem, n_pairs in enumerate(pairs):
+                for pair in range(n_pairs):
                     t = time.perf_counter()
-                    got_default, got_serial = _run_pair(quick, problem, equal_file)
+                    got_default, got_serial = _run_pair(quick, problem, equal_file,
+                                                        pairs=n_pairs)
                     _merge_min(default, got_default)
                     _merge_min(serial, got_serial)
-                    print(f"[load] {load}: problem {problem}: {time.perf_counter() - t:.0f} s",
-                          flush=True)
+                    print(f"[load] {load}: problem {problem}, pair {pair + 1} of {n_pairs}: "
+                          f"{time.perf_counter() - t:.0f} s", flush=True)
         finally:
             if proc is not None:
                 proc.kill()
@@ -562,21 +609,25 @@ def _run_loads(quick: bool, rounds: int, equal: dict, equal_file: str) -> list[d
                 ref = serial[prob][fit]["default"]
                 paired = times.get(PAIRED + "default")
                 balanced = times.get(BALANCED + "default")
+                medians = times.get(PAIR_MEDIAN + "default")
                 rows.append(_target(f"{load}: {prob} {fit} default", times["default"],
                                     "NUMBA_NUM_THREADS=1", ref, 1.25, paired=paired,
-                                    balanced=balanced, load=load, problem=prob, fit=fit))
+                                    balanced=balanced, pair_medians=medians, load=load,
+                                    problem=prob, fit=fit))
                 if "n_jobs=1" in times and fit not in ("SPD",):
                     rows.append(_target(f"{load}: {prob} {fit} n_jobs=1", times["n_jobs=1"],
                                         "NUMBA_NUM_THREADS=1", ref, 1.05,
                                         paired=times.get(PAIRED + "n_jobs=1"),
-                                        balanced=times.get(BALANCED + "n_jobs=1"), load=load,
-                                        problem=prob, fit=fit))
+                                        balanced=times.get(BALANCED + "n_jobs=1"),
+                                        pair_medians=times.get(PAIR_MEDIAN + "n_jobs=1"),
+                                        load=load, problem=prob, fit=fit))
                 if load == "idle" and fit == "tron_tree" and prob.startswith("dense"):
                     rows.append(_target(f"idle: {prob} tron_tree 2-thread speed-up", ref,
                                         "default (2 threads)", times["default"], 1.6,
                                         higher_is_better=True,
                                         paired=[1.0 / x for x in paired or []],
-                                        balanced=[1.0 / x for x in balanced or []], load=load,
+                                        balanced=[1.0 / x for x in balanced or []],
+                                        pair_medians=[1.0 / x for x in medians or []], load=load,
                                         problem=prob, fit=fit))
     return rows
 
@@ -597,8 +648,9 @@ def _liblinear_targets(load: str, prob: str, fits: dict, eq: dict) -> list[dict]
         rows.append(_target(f"{load}: {prob} tron_tree default vs LIBLINEAR", tron,
                             "LIBLINEAR ranksvm at its defaults (training time)", lib, 1.0,
                             paired=fits["tron_tree"].get(PAIRED + LIBLINEAR),
-                            balanced=fits["tron_tree"].get(BALANCED + LIBLINEAR), load=load,
-                            problem=prob, fit="tron_tree"))
+                            balanced=fits["tron_tree"].get(BALANCED + LIBLINEAR),
+                            pair_medians=fits["tron_tree"].get(PAIR_MEDIAN + LIBLINEAR),
+                            load=load, problem=prob, fit="tron_tree"))
     lib = fits.get(EQ_LIB, {}).get("default fit_time_")
     tron = fits.get(EQ_OURS, {}).get("default fit_time_")
     if lib and tron:
@@ -606,7 +658,9 @@ def _liblinear_targets(load: str, prob: str, fits: dict, eq: dict) -> list[dict]
             f"{load}: {prob} tron_tree vs LIBLINEAR at equal accuracy (1e-6)", tron,
             f"LIBLINEAR ranksvm -e {eq['liblinear_eps']:g} (ours tol {eq['ours_tol']:g})", lib,
             _eq_goal(prob), paired=fits[EQ_OURS].get(PAIRED + EQ_LIB),
-            balanced=fits[EQ_OURS].get(BALANCED + EQ_LIB), load=load, problem=prob, fit=EQ_OURS))
+            balanced=fits[EQ_OURS].get(BALANCED + EQ_LIB),
+            pair_medians=fits[EQ_OURS].get(PAIR_MEDIAN + EQ_LIB), load=load, problem=prob,
+            fit=EQ_OURS))
     return rows
 
 
