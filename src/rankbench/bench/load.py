@@ -52,6 +52,7 @@ RANKSVM_SOLVERS = ("tron_tree", "tron_counting", "newton_tree", "prsvm_plus", "p
                    "lbfgs_tree", "cutting_plane", "sgd_queries")
 LIBLINEAR = "LIBLINEAR ranksvm"
 EQ_OURS, EQ_LIB = "tron_tree equal accuracy", "LIBLINEAR ranksvm equal accuracy"
+LARGE_DOCS = 100_000  # a problem of more documents is a large one (_warm, _repeats, _process_pairs)
 PAIRS_LIMIT = 3_000_000  # PRSVM's explicit pairs (46 float64 each): 1.1 GB, skipped above
 LOADS = ("idle", "busy loop", "rankbench process")
 
@@ -168,7 +169,7 @@ def _warm(fit, make, variants, X, y, qid) -> float:
     fits got 2 repeats, and ``tron_counting n_jobs=1`` read 1.31 from one pair (an empty cache:
     the first ``tron_counting`` fit 133 s, SPD's 31 s)."""
     if fit.startswith(LIBLINEAR):
-        return 10.0 if X.shape[0] > 100_000 else 0.0
+        return 10.0 if X.shape[0] > LARGE_DOCS else 0.0
     from numba.core import event
 
     def one_round() -> tuple[float, bool]:
@@ -203,7 +204,7 @@ def _process_pairs(name: str, n_docs: int, quick: bool) -> int:
     100k documents with serial rows (the LETOR sets), one for the larger problems (a pair of the
     480k problem takes 11-14 minutes) and for the problems of LIBLINEAR rows only (both programs
     timed by one worker), and one in ``quick`` runs (the tests')."""
-    if quick or n_docs > 100_000 or _liblinear_rows_only(name):
+    if quick or n_docs > LARGE_DOCS or _liblinear_rows_only(name):
         return 1
     return PROCESS_PAIRS
 
@@ -229,7 +230,7 @@ def _repeats(X, warm_seconds: float, quick: bool = False) -> int:
     ``quick`` (the tests' problems): the lower bound."""
     if warm_seconds > 2.0:
         return 2
-    large = X.shape[0] > 100_000
+    large = X.shape[0] > LARGE_DOCS
     lo, hi = (3, 7) if large else (7, 31)
     if quick:
         return lo
