@@ -631,7 +631,10 @@ def test_a_problem_is_timed_by_several_pairs_of_workers_and_its_rows_take_the_me
     assert bench_load._process_pairs("OHSUMED Fold1", 12_000, False) == bench_load.PROCESS_PAIRS
     assert bench_load.PROCESS_PAIRS >= 3
     assert bench_load._process_pairs("OHSUMED Fold1", 12_000, True) == 1
-    assert bench_load._process_pairs("dense 480092 x 46", 480_092, False) == 1
+    assert bench_load._process_pairs("dense 480092 x 46", 480_092, False) == \
+        bench_load.PROCESS_PAIRS
+    assert bench_load._repeated_fits(12_000) is None  # every fit in every pair
+    assert bench_load._repeated_fits(480_092) == bench_load.RANKSVM_SOLVERS
     assert bench_load._process_pairs("synthetic 81k x 60", 81_000, False) == 1
     # repeats shared out over the pairs: even (forward and reversed alike), at least 2
     assert bench_load._pair_repeats(31, 5) == 8 and bench_load._pair_repeats(7, 5) == 2
@@ -640,13 +643,13 @@ def test_a_problem_is_timed_by_several_pairs_of_workers_and_its_rows_take_the_me
 
     monkeypatch.setattr(bench_load, "_problems", lambda quick: iter([
         ("OHSUMED Fold1", np.zeros((10, 2)), None, None, 1.0),
-        ("dense 200000 x 2", np.zeros((200_000, 2)), None, None, 1.0)]))
+        ("synthetic 200000 x 2", np.zeros((200_000, 2)), None, None, 1.0)]))
     pair_medians = iter([1.20, 0.98, 1.01, 1.02, 1.00])
     calls = []
 
-    def fake_pair(quick, problem, equal_file, timeout=0.0, pairs=1):
-        calls.append((problem, pairs))
-        name = ["OHSUMED Fold1", "dense 200000 x 2"][problem]
+    def fake_pair(quick, problem, equal_file, timeout=0.0, pairs=1, repeated=None, first=True):
+        calls.append((problem, pairs, repeated, first))
+        name = ["OHSUMED Fold1", "synthetic 200000 x 2"][problem]
         m = next(pair_medians) if problem == 0 else 1.0
         n = 8 if m == 1.2 else 2  # balanced ratios of this pair, scripted
         times = {"default": 1.0, "n_jobs=1": m, "paired default": [1.0] * 2 * n,
@@ -659,7 +662,8 @@ def test_a_problem_is_timed_by_several_pairs_of_workers_and_its_rows_take_the_me
     monkeypatch.setattr(bench_load, "LOADS", ("idle",))
     monkeypatch.setattr(bench_load, "_start_load", lambda load: None)
     rows = bench_load._run_loads(False, None, {}, "")
-    assert calls == [(0, 5)] * 5 + [(1, 1)]
+    solvers = bench_load.RANKSVM_SOLVERS
+    assert calls == [(0, 5, None, True)] + [(0, 5, None, False)] * 4 + [(1, 1, solvers, True)]
     row = next(r for r in rows if r["case"] == "idle: OHSUMED Fold1 tron_tree n_jobs=1")
     pooled = [1.20] * 8 + [0.98] * 2 + [1.01] * 2 + [1.02] * 2 + [1.00] * 2
     assert np.median(pooled) == pytest.approx(1.11)
@@ -668,13 +672,13 @@ def test_a_problem_is_timed_by_several_pairs_of_workers_and_its_rows_take_the_me
     assert row["paired_ratios"] == 2 * len(pooled) and row["balanced_pairs"] == len(pooled)
     assert (row["ratio_low"], row["ratio_high"]) == (pytest.approx(0.98), pytest.approx(1.2))
     assert row["interval_coverage"] == pytest.approx(1 - 2 / 2 ** 5)
-    one = next(r for r in rows if r["case"] == "idle: dense 200000 x 2 tron_tree n_jobs=1")
+    one = next(r for r in rows if r["case"] == "idle: synthetic 200000 x 2 tron_tree n_jobs=1")
     assert one["process_pairs"] == 1 and "pair_ratios" not in one
     # rounds given: that many pairs for every problem
     calls.clear()
     pair_medians = iter([1.0] * 10)
     bench_load._run_loads(False, 2, {}, "")
-    assert calls == [(0, 2), (0, 2), (1, 2), (1, 2)]
+    assert [c[:2] for c in calls] == [(0, 2), (0, 2), (1, 2), (1, 2)]
 
 
 def test_each_of_several_pairs_of_workers_takes_its_share_of_the_repeats(monkeypatch):
@@ -707,3 +711,38 @@ def test_each_of_several_pairs_of_workers_takes_its_share_of_the_repeats(monkeyp
     asked.clear()
     bench_load._run_pair(True, 0, None)
     assert len(asked) == 2 * 31
+
+
+
+def test_later_pairs_of_a_large_problem_time_only_the_fits_of_the_n_jobs_1_rows(monkeypatch):
+    """On a problem of over 100k documents every pair times the RankSVM solvers (their repeats
+    shared out, ``_pair_repeats``) and only the first pair times the other fits, with all their
+    repeats (LambdaMART: 30 s a fit on the 480k problem)."""
+    from rankbench.bench import load as bench_load
+
+    asked = []
+
+    class Fake:
+        def __init__(self, quick, serial, problem, equal_file):
+            self.reply = {"problem": "p", "fits": {"tron_tree": ["default"],
+                                                   "LambdaMART": ["default"]}}
+
+        def read(self):
+            return self.reply
+
+        def ask(self, op, fit, label=None):
+            if op == "warm":
+                return {"repeats": 7}
+            asked.append(fit)
+            return {label: 1.0}
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(bench_load, "_Served", Fake)
+    solvers = bench_load.RANKSVM_SOLVERS
+    bench_load._run_pair(True, 0, None, pairs=5, repeated=solvers, first=True)
+    assert asked.count("tron_tree") == 2 * 2 and asked.count("LambdaMART") == 2 * 7
+    asked.clear()
+    default, _ = bench_load._run_pair(True, 0, None, pairs=5, repeated=solvers, first=False)
+    assert asked == ["tron_tree"] * 4 and set(default["p"]) == {"tron_tree"}

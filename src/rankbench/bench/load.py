@@ -16,8 +16,8 @@ the minimum over the pairs and repeats (``_repeats``: 7 to 31 on problems of up 
 documents, 3 to 7 on the larger ones, by the fit's time; 2 for a fit of seconds; warm-up fits
 first, numba compilation excluded).  A pair's ratio is the median of the ratios of a fit and its
 reference in the same repeat, and a target's ratio the median over the pairs (``_target``): five
-pairs on OHSUMED and MQ2008, sharing the repeats out (``_process_pairs``, ``_pair_repeats``), one
-on the larger problems.  LIBLINEAR's fits are timed in the repeats of the fits they are compared
+pairs per problem, sharing the repeats out (``_process_pairs``, ``_pair_repeats``); on the 480k
+problem the later pairs time only the RankSVM solvers (``_repeated_fits``).  LIBLINEAR's fits are timed in the repeats of the fits they are compared
 with.
 Problems: OHSUMED and MQ2008 QueryLevelNorm Fold1 train (when ``RANKBENCH_DATA`` has them) and
 the 480k x 46 dense LETOR-like problem of the targets part; fits: the RankSVM solvers of the
@@ -192,7 +192,7 @@ def _warm(fit, make, variants, X, y, qid) -> float:
 # processes) read 0.89 to 1.22 in six runs: wider than the 5 % the n_jobs=1 rows ask about
 REPEAT_BUDGET_S = {"small": 3.0, "large": 5.0}
 INTERVAL_LEVEL = 0.95  # of ``median_interval``
-# fresh pairs of worker processes per problem of up to 100k documents (``_process_pairs``): a
+# fresh pairs of worker processes per problem (``_process_pairs``): a
 # pair, not a repeat, is the unit the n_jobs=1 rows vary by.  Idle, one pair per problem, the
 # same code read OHSUMED Fold1 newton_tree n_jobs=1 0.98-1.04 in five runs and 1.14, 1.17
 # (interval 1.005-1.419 over 31 repeats) in two; all 7 OHSUMED rows of one pair over 1.02
@@ -200,13 +200,20 @@ PROCESS_PAIRS = 5
 
 
 def _process_pairs(name: str, n_docs: int, quick: bool) -> int:
-    """Fresh pairs of workers a problem is timed by: ``PROCESS_PAIRS`` for a problem of up to
-    100k documents with serial rows (the LETOR sets), one for the larger problems (a pair of the
-    480k problem takes 11-14 minutes) and for the problems of LIBLINEAR rows only (both programs
-    timed by one worker), and one in ``quick`` runs (the tests')."""
-    if quick or n_docs > LARGE_DOCS or _liblinear_rows_only(name):
+    """Fresh pairs of workers a problem is timed by: ``PROCESS_PAIRS`` for a problem
+    with serial rows (on the problems of over 100k documents the later pairs time only
+    ``_repeated_fits``), one for the problems of LIBLINEAR rows only (both programs timed by one
+    worker) and one in ``quick`` runs (the tests')."""
+    if quick or _liblinear_rows_only(name):
         return 1
     return PROCESS_PAIRS
+
+
+def _repeated_fits(n_docs: int):
+    """The fits every pair of workers times on a problem (None: all): on the problems of over
+    100k documents only the RankSVM solvers (the fits of the n_jobs=1 rows, 0.4-5 s each on the
+    480k problem); LambdaMART (30 s a fit there), SPD and LIBLINEAR in the first pair only."""
+    return None if n_docs <= LARGE_DOCS else RANKSVM_SOLVERS
 
 
 def _pair_repeats(repeats: int, pairs: int) -> int:
@@ -445,7 +452,8 @@ def _paired(out: tuple[dict, dict], prob: str, got: dict) -> None:
 
 
 def _run_pair(quick: bool, problem: int, equal_file: str | None,
-              timeout: float = 3 * 3600.0, pairs: int = 1) -> tuple[dict, dict]:
+              timeout: float = 3 * 3600.0, pairs: int = 1, repeated=None,
+              first: bool = True) -> tuple[dict, dict]:
     """({prob: {fit: times}} of the default worker, the same of the serial one) for one problem:
     the two workers run side by side (one waits while the other fits) and the parent asks them
     for one fit at a time, alternating: each repeat times the default fit, its n_jobs=1 variant,
@@ -472,10 +480,16 @@ def _run_pair(quick: bool, problem: int, equal_file: str | None,
         prob = pair[0].head["problem"]
         out = ({prob: {}}, {prob: {}})
         for group in _groups(pair[0].head["fits"], pair[1].head["fits"]):
+            shared = repeated is None or any(fit in repeated for _s, fit, _l in group)
+            if not first:  # a later pair: only the fits every pair times
+                group = [item for item in group if repeated is None or item[1] in repeated]
+                if not group:
+                    continue
             warm = {(side, fit): pair[side].ask(op="warm", fit=fit)["repeats"]
                     for side, fit in dict.fromkeys((s, f) for s, f, _ in group)}
             repeats = _pair_repeats(min(r for (_s, fit), r in warm.items()
-                                        if fit not in PARTNERS or len(warm) == 1), pairs)
+                                        if fit not in PARTNERS or len(warm) == 1),
+                                    pairs if shared else 1)
             for r in range(repeats):
                 got = {}
                 for side, fit, label in group if r % 2 == 0 else group[::-1]:
@@ -579,18 +593,19 @@ def _run_loads(quick: bool, rounds: int | None, equal: dict, equal_file: str) ->
     and serial worker, fit by fit (``_run_pair``)."""
     rows: list[dict] = []
     # the pairs of workers per problem: ``rounds`` if given, else by size (``_process_pairs``)
-    pairs = [rounds or _process_pairs(name, X.shape[0], quick)
+    pairs = [(rounds or _process_pairs(name, X.shape[0], quick), _repeated_fits(X.shape[0]))
              for name, X, *_ in _problems(quick)]
     for load in LOADS:
         proc = _start_load(load)
         try:
             default: dict = {}
             serial: dict = {}
-            for problem, n_pairs in enumerate(pairs):
+            for problem, (n_pairs, repeated) in enumerate(pairs):
                 for pair in range(n_pairs):
                     t = time.perf_counter()
                     got_default, got_serial = _run_pair(quick, problem, equal_file,
-                                                        pairs=n_pairs)
+                                                        pairs=n_pairs, repeated=repeated,
+                                                        first=pair == 0)
                     _merge_min(default, got_default)
                     _merge_min(serial, got_serial)
                     print(f"[load] {load}: problem {problem}, pair {pair + 1} of {n_pairs}: "
