@@ -681,37 +681,41 @@ def test_a_problem_is_timed_by_several_pairs_of_workers_and_its_rows_take_the_me
     assert [c[:2] for c in calls] == [(0, 2), (0, 2), (1, 2), (1, 2)]
 
 
-def test_each_of_several_pairs_of_workers_takes_its_share_of_the_repeats(monkeypatch):
-    """``_run_pair(pairs=5)`` times a fit whose ``_repeats`` are 31 in 8 repeats (31 / 5 rounded
-    up to an even count), and in all 31 when the pair is the problem's only one."""
-    from rankbench.bench import load as bench_load
-
-    asked = []
-
-    class Fake:
+def _scripted_workers(fits, repeats, asked):
+    """A stand-in for ``_Served``: a worker of problem "p" serving ``fits`` at their defaults,
+    whose warm-up asks for ``repeats`` repeats, each timed fit taking 1 s and named in ``asked``."""
+    class Scripted:
         def __init__(self, quick, serial, problem, equal_file):
-            self.reply = {"problem": "p", "fits": {"tron_tree": ["default"]}}
+            pass
 
         def read(self):
-            return self.reply
+            return {"problem": "p", "fits": {fit: ["default"] for fit in fits}}
 
         def ask(self, op, fit, label=None):
             if op == "warm":
-                return {"repeats": 31}
+                return {"repeats": repeats}
             asked.append(fit)
             return {label: 1.0}
 
         def close(self):
             pass
 
-    monkeypatch.setattr(bench_load, "_Served", Fake)
+    return Scripted
+
+
+def test_each_of_several_pairs_of_workers_takes_its_share_of_the_repeats(monkeypatch):
+    """``_run_pair(pairs=5)`` times a fit whose ``_repeats`` are 31 in 8 repeats (31 / 5 rounded
+    up to an even count), and in all 31 when the pair is the problem's only one."""
+    from rankbench.bench import load as bench_load
+
+    asked = []
+    monkeypatch.setattr(bench_load, "_Served", _scripted_workers(["tron_tree"], 31, asked))
     default, _ = bench_load._run_pair(True, 0, None, pairs=5)
     assert len(asked) == 2 * 8  # the default worker's fit and the serial one, 8 repeats each
     assert default["p"]["tron_tree"]["pair median default"] == [1.0]
     asked.clear()
     bench_load._run_pair(True, 0, None)
     assert len(asked) == 2 * 31
-
 
 
 def test_later_pairs_of_a_large_problem_time_only_the_fits_of_the_n_jobs_1_rows(monkeypatch):
@@ -721,25 +725,8 @@ def test_later_pairs_of_a_large_problem_time_only_the_fits_of_the_n_jobs_1_rows(
     from rankbench.bench import load as bench_load
 
     asked = []
-
-    class Fake:
-        def __init__(self, quick, serial, problem, equal_file):
-            self.reply = {"problem": "p", "fits": {"tron_tree": ["default"],
-                                                   "LambdaMART": ["default"]}}
-
-        def read(self):
-            return self.reply
-
-        def ask(self, op, fit, label=None):
-            if op == "warm":
-                return {"repeats": 7}
-            asked.append(fit)
-            return {label: 1.0}
-
-        def close(self):
-            pass
-
-    monkeypatch.setattr(bench_load, "_Served", Fake)
+    monkeypatch.setattr(bench_load, "_Served",
+                        _scripted_workers(["tron_tree", "LambdaMART"], 7, asked))
     solvers = bench_load.RANKSVM_SOLVERS
     bench_load._run_pair(True, 0, None, pairs=5, repeated=solvers, first=True)
     assert asked.count("tron_tree") == 2 * 2 and asked.count("LambdaMART") == 2 * 7

@@ -17,8 +17,8 @@ documents, 3 to 7 on the larger ones, by the fit's time; 2 for a fit of seconds;
 first, numba compilation excluded).  A pair's ratio is the median of the ratios of a fit and its
 reference in the same repeat, and a target's ratio the median over the pairs (``_target``): five
 pairs per problem, sharing the repeats out (``_process_pairs``, ``_pair_repeats``); on the 480k
-problem the later pairs time only the RankSVM solvers (``_repeated_fits``).  LIBLINEAR's fits are timed in the repeats of the fits they are compared
-with.
+problem the later pairs time only the RankSVM solvers (``_repeated_fits``).  LIBLINEAR's fits are
+timed in the repeats of the fits they are compared with.
 Problems: OHSUMED and MQ2008 QueryLevelNorm Fold1 train (when ``RANKBENCH_DATA`` has them) and
 the 480k x 46 dense LETOR-like problem of the targets part; fits: the RankSVM solvers of the
 papers (PRSVM on explicit pairs only where its pairs fit in memory, and the hinge cutting plane
@@ -480,11 +480,12 @@ def _run_pair(quick: bool, problem: int, equal_file: str | None,
         prob = pair[0].head["problem"]
         out = ({prob: {}}, {prob: {}})
         for group in _groups(pair[0].head["fits"], pair[1].head["fits"]):
-            shared = repeated is None or any(fit in repeated for _s, fit, _l in group)
+            every_pair = [item for item in group if repeated is None or item[1] in repeated]
+            shared = bool(every_pair)  # repeats shared out over the pairs, else all in the first
             if not first:  # a later pair: only the fits every pair times
-                group = [item for item in group if repeated is None or item[1] in repeated]
-                if not group:
+                if not every_pair:
                     continue
+                group = every_pair
             warm = {(side, fit): pair[side].ask(op="warm", fit=fit)["repeats"]
                     for side, fit in dict.fromkeys((s, f) for s, f, _ in group)}
             repeats = _pair_repeats(min(r for (_s, fit), r in warm.items()
